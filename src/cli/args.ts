@@ -1,0 +1,34 @@
+/** Minimal `--flag value` / `--switch` parsing: commands declare what they accept. */
+export interface ParsedArgs {
+  positionals: string[];
+  flags: Record<string, string | true>;
+}
+
+export class UsageError extends Error {}
+
+export function parseArgs(argv: string[]): ParsedArgs {
+  const positionals: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg.startsWith('--')) {
+      const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
+      if (!name) throw new UsageError(`bad option ${arg}`);
+      if (inline !== undefined) flags[name] = inline;
+      else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) flags[name] = argv[++i];
+      else flags[name] = true;
+    } else {
+      positionals.push(arg);
+    }
+  }
+  return { positionals, flags };
+}
+
+export function stringFlag(args: ParsedArgs, name: string, required: true): string;
+export function stringFlag(args: ParsedArgs, name: string, required?: false): string | undefined;
+export function stringFlag(args: ParsedArgs, name: string, required = false): string | undefined {
+  const value = args.flags[name];
+  if (value === true) throw new UsageError(`--${name} needs a value`);
+  if (value === undefined && required) throw new UsageError(`--${name} is required`);
+  return value;
+}

@@ -1,0 +1,56 @@
+import type { Command } from '../command.ts';
+import { stringFlag } from '../args.ts';
+
+export const customerCreate: Command = {
+  name: 'customer create',
+  usage: 'customer create --email E [--password P] [--name N] [--json]',
+  summary: 'Create a customer account; prints its customer key and API key once.',
+  async run(args, { app }) {
+    const created = await app.services.customers.create({
+      email: stringFlag(args, 'email', true),
+      password: stringFlag(args, 'password'),
+      displayName: stringFlag(args, 'name'),
+    });
+    return {
+      json: { customerId: created.customerId, customerKey: Number(created.customerKey), apiKey: created.apiKey },
+      text: `Customer ${created.customerId} created.\n  Customer key: ${created.customerKey}\n  API key:      ${created.apiKey}\nThe API key is not shown again.`,
+    };
+  },
+};
+
+export const customerList: Command = {
+  name: 'customer list',
+  usage: 'customer list [--json]',
+  summary: 'List customer accounts (never their API keys).',
+  async run(_args, { app }) {
+    const customers = await app.services.customers.list(1000);
+    return {
+      json: customers.map((c) => ({ customerId: c.id, customerKey: Number(c.customerKey), email: c.email, name: c.displayName })),
+      text: customers.map((c) => `${c.id}\t${c.customerKey}\t${c.email}\t${c.displayName}`).join('\n') || 'No customers.',
+    };
+  },
+};
+
+export const customerRotateKey: Command = {
+  name: 'customer rotate-key',
+  usage: 'customer rotate-key --customer-key K [--json]',
+  summary: "Replace a customer's API key; prints the new key once.",
+  async run(args, { app }) {
+    const customerKey = stringFlag(args, 'customer-key', true);
+    const apiKey = await app.services.customers.rotateApiKey(customerKey);
+    return { json: { customerKey: Number(customerKey), apiKey }, text: `New API key: ${apiKey}\nThe old key stops working within seconds.` };
+  },
+};
+
+export const customerPasswordExpiry: Command = {
+  name: 'customer password-expiry',
+  usage: 'customer password-expiry --customer-key K --days N|off [--json]',
+  summary: "Set the customer's password expiry policy (days), or turn it off.",
+  async run(args, { app }) {
+    const customerKey = stringFlag(args, 'customer-key', true);
+    const raw = stringFlag(args, 'days', true);
+    const days = raw === 'off' ? null : Number(raw);
+    await app.services.customers.setPasswordExpiryDays(customerKey, days);
+    return { json: { customerKey: Number(customerKey), passwordExpiryDays: days }, text: days === null ? 'Password expiry off.' : `Passwords expire after ${days} days.` };
+  },
+};

@@ -1,0 +1,100 @@
+/**
+ * Builds every service from Config and a store: the one wiring diagram, used by the server, the
+ * CLI and the tests alike.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { createAdminAuthenticator } from './identity/admin-auth.ts';
+import { buildIdentityApp } from './identity/app.ts';
+import { createCustomersService, type CustomersService } from './identity/customers/service.ts';
+import { createGroupsService, type GroupsService } from './identity/groups/service.ts';
+import { createReplayGuard } from './identity/replay-guard.ts';
+import { createUsersService, type UsersService } from './identity/users/service.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { createSealer } from './lib/seal.ts';
+import { buildSiteApp } from './site/app.ts';
+import { createStore, type Store } from './store/db.ts';
+import { migrate } from './store/migrations/migrate.ts';
+
+export interface Services {
+  customers: CustomersService;
+  users: UsersService;
+  groups: GroupsService;
+}
+
+export interface Composition {
+  config: Config;
+  clock: Clock;
+  store: Store;
+  masterKey: Buffer;
+  services: Services;
+  buildIdentityApp(): Promise<FastifyInstance>;
+  buildSiteApp(): Promise<FastifyInstance>;
+  close(): Promise<void>;
+}
+
+/** The master key from config (hex or base64 of 32 bytes), else <dataDir>/master.key, created once. */
+export function resolveMasterKey(config: Config): Buffer {
+  const decode = (text: string): Buffer => {
+    const trimmed = text.trim();
+    const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+    if (key.length !== 32) throw new Error('the master key must be 32 bytes, hex or base64');
+    return key;
+  };
+  if (config.masterKey) return decode(config.masterKey);
+  const path = join(config.dataDir, 'master.key');
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  try {
+    // 'wx': two processes starting together must not each write a different key.
+    writeFileSync(path, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return decode(readFileSync(path, 'utf8'));
+}
+
+export async function compose(config: Config, overrides: { clock?: Clock; store?: Store } = {}): Promise<Composition> {
+  const clock = overrides.clock ?? systemClock;
+  const store = overrides.store ?? await createStore(config.databaseUrl);
+  await migrate(store);
+  const masterKey = resolveMasterKey(config);
+  const sealer = createSealer(masterKey);
+  const { db } = store;
+
+  let users: UsersService | undefined;
+  const groups = createGroupsService({ db, clock, findUsersByEmails: (exec, customerId, emails) => users!.findUsersByEmails(exec, customerId, emails) });
+  users = createUsersService({ db, clock, groups });
+  const customers = createCustomersService({
+    db, clock, sealer,
+    cacheMs: config.admin.customerCacheMs,
+    createDefaultGroup: (trx, customerId) => groups.createDefaultGroup(trx, customerId),
+  });
+  const services: Services = { customers, users, groups };
+
+  const replayGuard = config.admin.replayGuard
+    ? createReplayGuard({ clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs })
+    : undefined;
+  const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
+
+  return {
+    config,
+    clock,
+    store,
+    masterKey,
+    services,
+    buildIdentityApp: () => buildIdentityApp({
+      logLevel: config.logLevel,
+      publicUrl: config.publicUrl,
+      ping: store.ping,
+      authenticator,
+      users,
+      groups,
+    }),
+    buildSiteApp: () => buildSiteApp({ logLevel: config.logLevel, ping: store.ping }),
+    // A store passed in belongs to the caller (tests share one per PostgreSQL schema).
+    close: overrides.store ? async () => {} : () => store.close(),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The only reader of process.env. Parses every LATCHKEY_* variable once, reports every problem in
+ * one message, and returns a frozen Config that compose.ts passes down. Secrets are never logged.
+ */
+import { resolve } from 'node:path';
+
+export type SiteMethod = 'jwt' | 'provider' | 'apikey' | 'apitoken';
+export const SITE_METHODS: readonly SiteMethod[] = ['jwt', 'provider', 'apikey', 'apitoken'];
+
+export interface SiteConfig {
+  customerKey: string | undefined;
+  methods: readonly SiteMethod[];
+  jwtAlg: 'HS256' | 'RS256';
+  jwtTtlSeconds: number;
+  jwtHeader: string;
+  apiKeyHeader: string;
+  /** Group whose members may write posts (besides users whose role is an editor role). */
+  editorGroup: string;
+  provider: {
+    issuer: string | undefined;
+    introspectionUrl: string | undefined;
+    userinfoUrl: string | undefined;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    userClaim: string;
+    timeoutMs: number;
+    cacheSeconds: number;
+  };
+  apiTokens: {
+    /** Longest allowed lifetime of a new token; 0 means tokens may never expire. */
+    maxExpiryDays: number;
+    maxPerUser: number;
+    /** The scheduler deletes tokens expired for more than this many days. */
+    purgeAfterDays: number;
+    purgeIntervalSeconds: number;
+  };
+}
+
+export interface Config {
+  dataDir: string;
+  /** A postgres:// URL, or a SQLite file path (":memory:" in tests). */
+  databaseUrl: string;
+  host: string;
+  identityPort: number;
+  sitePort: number;
+  publicUrl: string;
+  siteUrl: string;
+  smtpUrl: string | undefined;
+  /** base64 or hex of 32 bytes; when absent, compose.ts uses (or creates) <dataDir>/master.key. */
+  masterKey: string | undefined;
+  logLevel: string;
+  admin: {
+    /** Accepted difference between the Timestamp header and the server clock. */
+    clockSkewMs: number;
+    replayGuard: boolean;
+    /** How long after first use a signed header triple may be used again (same-millisecond calls). */
+    replayGraceMs: number;
+    /** How long a node caches a customer's decrypted API key. */
+    customerCacheMs: number;
+  };
+  site: SiteConfig;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^-?\d+$/.test(raw)) { problems.push(`${name} must be an integer`); return fallback; }
+    const n = Number(raw);
+    if (n < min || n > max) { problems.push(`${name} must be between ${min} and ${max}`); return fallback; }
+    return n;
+  };
+  const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off)$/i.test(raw)) return false;
+    problems.push(`${name} must be true or false`);
+    return fallback;
+  };
+  const header = (name: string): string => {
+    const raw = str(name) ?? 'Authorization';
+    if (!/^[A-Za-z0-9-]{1,64}$/.test(raw)) problems.push(`${name} must be a header name`);
+    return raw.toLowerCase();
+  };
+
+  const dataDir = resolve(str('LATCHKEY_DATA_DIR') ?? './data');
+  const host = str('LATCHKEY_HOST') ?? '0.0.0.0';
+  const identityPort = int('LATCHKEY_IDENTITY_PORT', 8080, 0, 65535);
+  const sitePort = int('LATCHKEY_SITE_PORT', 8081, 0, 65535);
+  const localHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+
+  const methodsRaw = str('LATCHKEY_SITE_METHODS');
+  const methods = methodsRaw === undefined
+    ? SITE_METHODS
+    : methodsRaw.split(',').map((m) => m.trim()).filter(Boolean) as SiteMethod[];
+  for (const m of methods) if (!SITE_METHODS.includes(m)) problems.push(`LATCHKEY_SITE_METHODS: unknown method "${m}"`);
+
+  const jwtAlg = (str('LATCHKEY_SITE_JWT_ALG') ?? 'HS256').toUpperCase();
+  if (jwtAlg !== 'HS256' && jwtAlg !== 'RS256') problems.push('LATCHKEY_SITE_JWT_ALG must be HS256 or RS256');
+
+  const url = (name: string): string | undefined => {
+    const raw = str(name);
+    if (raw !== undefined && !/^https?:\/\/\S+$/.test(raw)) problems.push(`${name} must be an http(s) URL`);
+    return raw;
+  };
+
+  const config: Config = {
+    dataDir,
+    databaseUrl: str('LATCHKEY_DATABASE_URL') ?? resolve(dataDir, 'latchkey.sqlite'),
+    host,
+    identityPort,
+    sitePort,
+    publicUrl: (url('LATCHKEY_PUBLIC_URL') ?? `http://${localHost}:${identityPort}`).replace(/\/+$/, ''),
+    siteUrl: (url('LATCHKEY_SITE_URL') ?? `http://${localHost}:${sitePort}`).replace(/\/+$/, ''),
+    smtpUrl: str('LATCHKEY_SMTP_URL'),
+    masterKey: str('LATCHKEY_MASTER_KEY'),
+    logLevel: str('LATCHKEY_LOG_LEVEL') ?? 'info',
+    admin: {
+      clockSkewMs: int('LATCHKEY_ADMIN_CLOCK_SKEW_SECONDS', 300, 1, 900) * 1000,
+      replayGuard: bool('LATCHKEY_ADMIN_REPLAY_GUARD', true),
+      replayGraceMs: int('LATCHKEY_ADMIN_REPLAY_GRACE_MS', 2000, 0, 60_000),
+      customerCacheMs: int('LATCHKEY_ADMIN_CUSTOMER_CACHE_MS', 5000, 0, 60_000),
+    },
+    site: {
+      customerKey: str('LATCHKEY_SITE_CUSTOMER_KEY'),
+      methods: Object.freeze([...new Set(methods)]),
+      jwtAlg: jwtAlg as 'HS256' | 'RS256',
+      jwtTtlSeconds: int('LATCHKEY_SITE_JWT_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
+      jwtHeader: header('LATCHKEY_SITE_JWT_HEADER'),
+      apiKeyHeader: header('LATCHKEY_SITE_APIKEY_HEADER'),
+      editorGroup: str('LATCHKEY_SITE_EDITOR_GROUP') ?? 'editors',
+      provider: {
+        issuer: url('LATCHKEY_SITE_PROVIDER_ISSUER'),
+        introspectionUrl: url('LATCHKEY_SITE_PROVIDER_INTROSPECTION_URL'),
+        userinfoUrl: url('LATCHKEY_SITE_PROVIDER_USERINFO_URL'),
+        clientId: str('LATCHKEY_SITE_PROVIDER_CLIENT_ID'),
+        clientSecret: str('LATCHKEY_SITE_PROVIDER_CLIENT_SECRET'),
+        userClaim: str('LATCHKEY_SITE_PROVIDER_USER_CLAIM') ?? 'email',
+        timeoutMs: int('LATCHKEY_SITE_PROVIDER_TIMEOUT_MS', 3000, 100, 60_000),
+        cacheSeconds: int('LATCHKEY_SITE_PROVIDER_CACHE_SECONDS', 60, 0, 3600),
+      },
+      apiTokens: {
+        maxExpiryDays: int('LATCHKEY_SITE_API_TOKEN_MAX_EXPIRY_DAYS', 365, 0, 36500),
+        maxPerUser: int('LATCHKEY_SITE_API_TOKEN_MAX_PER_USER', 20, 1, 10_000),
+        purgeAfterDays: int('LATCHKEY_SITE_API_TOKEN_PURGE_AFTER_DAYS', 30, 0, 36500),
+        purgeIntervalSeconds: int('LATCHKEY_SITE_API_TOKEN_PURGE_INTERVAL_SECONDS', 3600, 1, 86_400),
+      },
+    },
+  };
+
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

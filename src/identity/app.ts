@@ -1,0 +1,47 @@
+/** The identity face (port 8080): admin API under /api and /moas/api, OpenAPI docs, health. */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { createHttpApp } from '../http/app.ts';
+import { healthRoutes } from '../http/health.ts';
+import { adminApi, type AdminApiOptions } from './admin-api.ts';
+
+export interface IdentityAppOptions extends AdminApiOptions {
+  logLevel: string;
+  publicUrl: string;
+  ping: () => Promise<void>;
+}
+
+export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
+  const app = createHttpApp({ logLevel: opts.logLevel });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Latchkey identity service',
+        version: '1.0.0',
+        description: 'Administrative API. Every request is signed: Authorization = lowercase hex SHA-512 of '
+          + 'customerKey + Timestamp + apiKey, with the Customer-Key and Timestamp headers.',
+      },
+      servers: [{ url: opts.publicUrl }],
+      components: {
+        securitySchemes: {
+          customerKey: { type: 'apiKey', in: 'header', name: 'Customer-Key' },
+          timestamp: { type: 'apiKey', in: 'header', name: 'Timestamp' },
+          signature: { type: 'apiKey', in: 'header', name: 'Authorization' },
+        },
+      },
+      security: [{ customerKey: [], timestamp: [], signature: [] }],
+    },
+    // /moas/api is the hosted service's path, served for existing clients: documented once, under /api.
+    transform: ({ schema, url }) => ({ schema: url.startsWith('/moas/') ? { ...schema, hide: true } : schema, url }),
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, { ping: opts.ping });
+  const { authenticator, users, groups, areas } = opts;
+  for (const prefix of ['/api', '/moas/api']) await app.register(adminApi, { authenticator, users, groups, areas, prefix });
+  return app;
+}

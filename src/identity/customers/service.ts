@@ -1,0 +1,124 @@
+/**
+ * Customer accounts: creation (with the default group), lookup for the request signature, and the
+ * API key, which is sealed at rest because the server must recompute every request's digest.
+ */
+import type { Clock } from '../../lib/clock.ts';
+import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { newCustomerKey } from '../../lib/ids.ts';
+import { checkPasswordRule, hashPassword } from '../../lib/passwords.ts';
+import type { Sealer } from '../../lib/seal.ts';
+import { generateSecret } from '../../lib/tokens.ts';
+import { isUniqueViolation, type Executor } from '../../store/db.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/schema.ts';
+import * as repo from './repo.ts';
+import type { Customer, CustomerWithApiKey } from './types.ts';
+
+export type AuthenticatedCustomer = Customer;
+
+export interface CreatedCustomer { customerId: number; customerKey: string; apiKey: string }
+
+export interface CustomersService {
+  /** @throws Invalid for a bad e-mail or password; Conflict when the e-mail is taken. */
+  create(input: { email: string; password?: string; displayName?: string }): Promise<CreatedCustomer>;
+  /** The customer and its opened API key, cached briefly per node. */
+  findForSignature(customerKey: string): Promise<CustomerWithApiKey | undefined>;
+  findByKey(customerKey: string): Promise<Customer | undefined>;
+  /** The customer the content site serves: the configured key, else the only customer. */
+  findSiteCustomer(configuredKey: string | undefined): Promise<Customer | undefined>;
+  /** Replaces the API key; the old one stops working once node caches expire. */
+  rotateApiKey(customerKey: string): Promise<string>;
+  setPasswordExpiryDays(customerKey: string, days: number | null): Promise<void>;
+  list(limit?: number): Promise<Customer[]>;
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+const strip = ({ apiKeySealed: _sealed, ...customer }: repo.CustomerRow): Customer => customer;
+
+export function createCustomersService(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  sealer: Sealer;
+  cacheMs: number;
+  createDefaultGroup: (trx: Executor, customerId: number) => Promise<void>;
+}): CustomersService {
+  const cache = new Map<string, { value: CustomerWithApiKey | undefined; until: number }>();
+  const aad = (customerKey: string) => `customer-api-key:${customerKey}`;
+
+  async function create(input: { email: string; password?: string; displayName?: string }): Promise<CreatedCustomer> {
+    const email = input.email.trim();
+    if (!EMAIL.test(email)) throw new Invalid('email', 'must be an e-mail address');
+    if (input.password !== undefined) checkPasswordRule(input.password);
+    const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
+    const apiKey = generateSecret('lkak', 32);
+    for (let attempt = 0; ; attempt++) {
+      const customerKey = newCustomerKey();
+      try {
+        const customerId = await deps.db.transaction().execute(async (trx) => {
+          const id = await repo.insertCustomer(trx, {
+            customerKey,
+            email: email.toLowerCase(),
+            displayName: input.displayName?.trim() || email.split('@')[1] || 'Latchkey',
+            apiKeySealed: deps.sealer.seal(apiKey, aad(customerKey)),
+            passwordHash,
+            now: deps.clock.now(),
+          });
+          await deps.createDefaultGroup(trx, id);
+          return id;
+        });
+        return { customerId, customerKey, apiKey };
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        const existing = await deps.db.selectFrom('customers').select('id').where('email', '=', email.toLowerCase()).executeTakeFirst();
+        if (existing) throw new Conflict('customer_exists', { field: 'email' }, 'a customer with this email already exists');
+        if (attempt >= 3) throw error;
+      }
+    }
+  }
+
+  async function findForSignature(customerKey: string): Promise<CustomerWithApiKey | undefined> {
+    const now = deps.clock.now();
+    const hit = cache.get(customerKey);
+    if (hit && hit.until > now) return hit.value;
+    const row = await repo.findCustomerByKey(deps.db, customerKey);
+    const value = row && { customer: strip(row), apiKey: deps.sealer.open(row.apiKeySealed, aad(row.customerKey)) };
+    if (deps.cacheMs > 0) {
+      if (cache.size > 10_000) cache.clear();
+      cache.set(customerKey, { value, until: now + deps.cacheMs });
+    }
+    return value;
+  }
+
+  return {
+    create,
+    findForSignature,
+    async findByKey(customerKey) {
+      const row = await repo.findCustomerByKey(deps.db, customerKey);
+      return row && strip(row);
+    },
+    async findSiteCustomer(configuredKey) {
+      if (configuredKey) return (await findForSignature(configuredKey))?.customer;
+      const rows = await repo.listCustomers(deps.db, 2);
+      return rows.length === 1 ? strip(rows[0]) : undefined;
+    },
+    async rotateApiKey(customerKey) {
+      const row = await repo.findCustomerByKey(deps.db, customerKey);
+      if (!row) throw new NotFound('customer');
+      const apiKey = generateSecret('lkak', 32);
+      await repo.updateCustomerSettings(deps.db, row.id, { apiKeySealed: deps.sealer.seal(apiKey, aad(customerKey)), now: deps.clock.now() });
+      cache.delete(customerKey);
+      return apiKey;
+    },
+    async setPasswordExpiryDays(customerKey, days) {
+      const row = await repo.findCustomerByKey(deps.db, customerKey);
+      if (!row) throw new NotFound('customer');
+      if (days !== null && (!Number.isInteger(days) || days < 1 || days > 3650)) throw new Invalid('days', 'must be 1..3650');
+      await repo.updateCustomerSettings(deps.db, row.id, { passwordExpiryDays: days, now: deps.clock.now() });
+      cache.delete(customerKey);
+    },
+    async list(limit = 100) {
+      return (await repo.listCustomers(deps.db, limit)).map(strip);
+    },
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * The admin API's wire error bodies, written here and nowhere else. Routes name their variant in
+ * `config.adminErrors`; the spec gives some routes their own unauthorised or not-found bodies.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LatchkeyError, MfaFailed, NotFound, RateLimited } from '../lib/errors.ts';
+
+export type AdminErrorStyle =
+  | 'standard'
+  | 'disable-enable'
+  | 'change-password'
+  | 'magic-link'
+  | 'get-user'
+  | 'delete-user'
+  | 'mfa';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    adminErrors?: AdminErrorStyle;
+  }
+}
+
+export interface WireError {
+  status: number;
+  /** A string body is sent as text/plain, as the spec shows for some routes. */
+  body: string | Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+const DENIED = 'API Request denied: Incorrect Authorization header.';
+export const UNEXPECTED = 'An unexpected error occurred.';
+
+/** Facts of the request that some bodies echo (customerId, username). */
+export interface ErrorContext {
+  customerId?: number;
+  username?: string;
+}
+
+const standard = (status: number, message: string) => ({ status, body: { status: 'ERROR', code: String(status), message } });
+
+export function unauthorised(style: AdminErrorStyle): WireError {
+  switch (style) {
+    case 'disable-enable':
+      return { status: 400, body: `API Authorization: ${DENIED}` };
+    case 'change-password':
+      return { status: 401, body: { status: 'error', code: '401', message: DENIED } };
+    default:
+      return standard(401, DENIED);
+  }
+}
+
+function notFound(style: AdminErrorStyle, error: NotFound, ctx: ErrorContext): WireError {
+  switch (style) {
+    case 'get-user':
+      return { status: 404, body: { username: ctx.username ?? '', status: 'FAILED', message: 'Invalid username or email.' } };
+    case 'disable-enable':
+      return { status: 403, body: 'Invalid username or email.' };
+    case 'delete-user':
+      return { status: 403, body: 'You are not authorized to perform this operation.' };
+    case 'magic-link':
+      return { status: 404, body: { status: 'ERROR', statusCode: 404, message: 'The username does not exist.' } };
+    case 'mfa':
+      return { status: 404, body: { status: 'FAILED', message: 'Invalid username or email.' } };
+    case 'change-password':
+      return { status: 400, body: { customerId: ctx.customerId ?? 0, status: 'ERROR', message: 'Invalid username or email.' } };
+    default:
+      return standard(404, error.message);
+  }
+}
+
+/** Turns any error into the wire body of the route's style. Unknown errors never leak detail. */
+export function toWire(error: unknown, style: AdminErrorStyle, ctx: ErrorContext = {}): WireError {
+  if (error instanceof LatchkeyError) {
+    switch (error.code) {
+      case 'unauthenticated':
+        return unauthorised(style);
+      case 'not_found':
+        return notFound(style, error as NotFound, ctx);
+      case 'invalid':
+        if (style === 'change-password')
+          return { status: 400, body: { customerId: ctx.customerId ?? 0, status: 'ERROR', message: error.message } };
+        return standard(400, error.message);
+      case 'mfa_failed':
+        return { status: 400, body: { status: 'FAILED', message: (error as MfaFailed).message } };
+      case 'conflict':
+        return standard(409, error.message);
+      case 'forbidden':
+        return standard(403, error.message);
+      case 'limit_exceeded':
+        return standard(400, error.message);
+      case 'rate_limited':
+        return { ...standard(429, error.message), headers: { 'retry-after': String((error as RateLimited).retryAfterSeconds) } };
+    }
+  }
+  const fastifyError = error as Partial<FastifyError> | undefined;
+  if (fastifyError?.validation) return standard(400, describeValidation(fastifyError as FastifyError));
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return standard(status, clientMessage(fastifyError as FastifyError));
+  if (style === 'magic-link') return { status: 500, body: { status: 'ERROR', message: UNEXPECTED } };
+  return { status: 500, body: { status: 'ERROR', code: '500', message: UNEXPECTED } };
+}
+
+/** "body/batchSize must be integer" → "batchSize must be integer"; names the field. */
+function describeValidation(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return 'request is invalid';
+  const where = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (first.keyword === 'required') return `${(first.params as { missingProperty: string }).missingProperty} is required`;
+  if (first.keyword === 'additionalProperties') return `${where ? where + '.' : ''}${(first.params as { additionalProperty: string }).additionalProperty} is not allowed`;
+  const subject = where || (error.validationContext === 'querystring' ? 'query' : 'body');
+  return `${subject} ${first.message ?? 'is invalid'}`;
+}
+
+function clientMessage(error: FastifyError): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return 'request body is too large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return 'Content-Type must be application/json';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return 'request body is empty';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return 'Content-Length does not match the body';
+    default:
+      // Fastify's JSON parse errors (malformed JSON, __proto__ keys) are 400s with a safe message.
+      return error.statusCode === 400 ? 'request body is not valid JSON' : (error.message || 'bad request');
+  }
+}
+
+export function send(reply: FastifyReply, wire: WireError): FastifyReply {
+  if (wire.headers) reply.headers(wire.headers);
+  if (typeof wire.body === 'string') return reply.code(wire.status).type('text/plain; charset=utf-8').send(wire.body);
+  return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.body);
+}
+
+/** Installs the error and not-found handlers on the admin API scope. */
+export function installAdminErrors(app: FastifyInstance): void {
+  app.setErrorHandler((error, request: FastifyRequest, reply) => {
+    const style = request.routeOptions.config?.adminErrors ?? 'standard';
+    const wire = toWire(error, style, {
+      customerId: request.customer?.id,
+      username: typeof (request.body as { username?: unknown } | undefined)?.username === 'string'
+        ? (request.body as { username: string }).username : undefined,
+    });
+    if (wire.status >= 500) request.log.error({ err: error }, 'unexpected error');
+    return send(reply, wire);
+  });
+  app.setNotFoundHandler((request, reply) => send(reply, standard(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)));
+}

@@ -1,0 +1,131 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../../store/db.ts';
+import type { GroupsTable } from '../../store/schema.ts';
+import type { Group, Membership } from './types.ts';
+
+const normalise = (name: string): string => name.trim().toLowerCase();
+
+function toGroup(row: Selectable<GroupsTable> & { member_count: number | string }): Group {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    name: row.name,
+    isDefault: row.is_default === 1,
+    isCustomerDefault: row.is_customer_default === 1,
+    attributes: JSON.parse(row.attributes) as Record<string, string>,
+    memberCount: Number(row.member_count),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function insertGroup(db: Executor, customerId: number, values: {
+  name: string; isDefault: boolean; isCustomerDefault: boolean; attributes: Record<string, string>; now: number;
+}): Promise<number> {
+  const row = await db.insertInto('groups').values({
+    customer_id: customerId,
+    name: values.name,
+    name_norm: normalise(values.name),
+    is_default: values.isDefault ? 1 : 0,
+    is_customer_default: values.isCustomerDefault ? 1 : 0,
+    attributes: JSON.stringify(values.attributes),
+    created_at: values.now,
+    updated_at: values.now,
+  }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function updateGroup(db: Executor, customerId: number, groupId: number, values: {
+  attributes: Record<string, string>; now: number;
+}): Promise<void> {
+  await db.updateTable('groups').set({ attributes: JSON.stringify(values.attributes), updated_at: values.now })
+    .where('customer_id', '=', customerId).where('id', '=', groupId).execute();
+}
+
+/** Moves the default flag to `groupId` (clears it elsewhere first: one default per customer). */
+export async function setDefaultGroup(db: Executor, customerId: number, groupId: number, now: number): Promise<void> {
+  await db.updateTable('groups').set({ is_default: 0, updated_at: now })
+    .where('customer_id', '=', customerId).where('is_default', '=', 1).where('id', '!=', groupId).execute();
+  await db.updateTable('groups').set({ is_default: 1, updated_at: now })
+    .where('customer_id', '=', customerId).where('id', '=', groupId).execute();
+}
+
+/** Clears the default flag of `groupId`; the customer's built-in group becomes default again. */
+export async function unsetDefaultGroup(db: Executor, customerId: number, groupId: number, now: number): Promise<void> {
+  const current = await db.selectFrom('groups').select(['id', 'is_default', 'is_customer_default'])
+    .where('customer_id', '=', customerId).where('id', '=', groupId).executeTakeFirst();
+  if (!current || current.is_default !== 1 || current.is_customer_default === 1) return;
+  const builtIn = await db.selectFrom('groups').select('id')
+    .where('customer_id', '=', customerId).where('is_customer_default', '=', 1).executeTakeFirst();
+  if (builtIn) await setDefaultGroup(db, customerId, builtIn.id, now);
+}
+
+const withMemberCount = (db: Executor) => db.selectFrom('groups').selectAll('groups')
+  .select((eb) => eb.selectFrom('group_members').whereRef('group_members.group_id', '=', 'groups.id')
+    .select(eb.fn.countAll<number>().as('c')).as('member_count'));
+
+export async function findGroupsByNames(db: Executor, customerId: number, names: string[]): Promise<Group[]> {
+  if (names.length === 0) return [];
+  const rows = await withMemberCount(db).where('customer_id', '=', customerId)
+    .where('name_norm', 'in', names.map(normalise)).execute();
+  return rows.map((r) => toGroup(r as typeof r & { member_count: number }));
+}
+
+export async function findDefaultGroup(db: Executor, customerId: number): Promise<{ id: number } | undefined> {
+  return db.selectFrom('groups').select('id').where('customer_id', '=', customerId).where('is_default', '=', 1).executeTakeFirst();
+}
+
+export async function listGroupsPage(db: Executor, customerId: number, offset: number, limit: number): Promise<Group[]> {
+  const rows = await withMemberCount(db).where('customer_id', '=', customerId)
+    .orderBy('id').limit(limit).offset(offset).execute();
+  return rows.map((r) => toGroup(r as typeof r & { member_count: number }));
+}
+
+export async function addMembers(db: Executor, customerId: number, groupId: number,
+  members: { userId: number; attributes: { name: string; value: string }[] }[], now: number): Promise<void> {
+  if (members.length === 0) return;
+  await db.insertInto('group_members').values(members.map((m) => ({
+    customer_id: customerId,
+    group_id: groupId,
+    user_id: m.userId,
+    attributes: JSON.stringify(m.attributes),
+    created_at: now,
+    updated_at: now,
+  }))).onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()).execute();
+}
+
+export async function removeMembers(db: Executor, customerId: number, groupId: number, userIds: number[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.deleteFrom('group_members').where('customer_id', '=', customerId)
+    .where('group_id', '=', groupId).where('user_id', 'in', userIds).execute();
+}
+
+export async function removeAllMemberships(db: Executor, customerId: number, userId: number): Promise<void> {
+  await db.deleteFrom('group_members').where('customer_id', '=', customerId).where('user_id', '=', userId).execute();
+}
+
+/** Group names per user, in membership order, for a page of users. */
+export async function groupNamesByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, string[]>> {
+  const result = new Map<number, string[]>();
+  if (userIds.length === 0) return result;
+  const rows = await db.selectFrom('group_members').innerJoin('groups', 'groups.id', 'group_members.group_id')
+    .select(['group_members.user_id as userId', 'groups.name as name'])
+    .where('group_members.customer_id', '=', customerId)
+    .where('group_members.user_id', 'in', userIds)
+    .orderBy('group_members.id').execute();
+  for (const row of rows) {
+    const names = result.get(row.userId);
+    if (names) names.push(row.name); else result.set(row.userId, [row.name]);
+  }
+  return result;
+}
+
+export async function listMembershipsPage(db: Executor, customerId: number, offset: number, limit: number): Promise<Membership[]> {
+  const rows = await db.selectFrom('group_members')
+    .innerJoin('groups', 'groups.id', 'group_members.group_id')
+    .innerJoin('users', 'users.id', 'group_members.user_id')
+    .select(['users.email as primaryEmail', 'groups.name as groupName', 'group_members.created_at as createdAt', 'group_members.updated_at as updatedAt'])
+    .where('group_members.customer_id', '=', customerId)
+    .orderBy('group_members.id').limit(limit).offset(offset).execute();
+  return rows;
+}

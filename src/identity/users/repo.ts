@@ -1,0 +1,202 @@
+/**
+ * Users queries. Paging: batch N of size S starts at the (N-1)*S-th user in id order. A plain
+ * OFFSET walks every earlier row, so user_id_buckets keeps live users per block of 1024 ids;
+ * a deep batch sums those counts to find its block, then walks at most 1023 rows inside it.
+ */
+import type { Selectable } from 'kysely';
+import type { Executor } from '../../store/db.ts';
+import type { UsersTable } from '../../store/schema.ts';
+import type { User } from './types.ts';
+
+export const BUCKET_BITS = 10;
+
+export const normalise = (value: string): string => value.trim().toLowerCase();
+
+function toUser(row: Selectable<UsersTable>): User {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    guid: row.guid,
+    username: row.username,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    phone: row.phone,
+    alternateEmail: row.alternate_email,
+    hasPassword: row.password_hash !== null,
+    passwordChangedAt: row.password_changed_at,
+    role: row.role,
+    isDisabled: row.disabled === 1,
+    markForDeletion: row.mark_for_deletion === 1,
+    idpEnabled: row.idp_enabled === 1,
+    phoneVerified: row.phone_verified === 1,
+    emailVerified: row.email_verified === 1,
+    preferredLocale: row.preferred_locale,
+    enforce2faOnNextLogin: row.enforce_2fa_next_login === 1,
+    sourceType: row.source_type,
+    sourceIdentifier: row.source_identifier,
+    lastVerifiedAt: row.last_verified_at,
+    secondFactorType: row.second_factor_type,
+    customAttributes: JSON.parse(row.custom_attributes) as Record<string, string>,
+    credentialsVersion: row.credentials_version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface NewUserRow {
+  guid: string;
+  username: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  phone: string;
+  alternateEmail: string;
+  passwordHash: string | null;
+  customAttributes: Record<string, string>;
+  now: number;
+}
+
+export async function insertUser(db: Executor, customerId: number, values: NewUserRow): Promise<User> {
+  const row = await db.insertInto('users').values({
+    customer_id: customerId,
+    guid: values.guid,
+    username: values.username,
+    username_norm: normalise(values.username),
+    email: values.email,
+    email_norm: normalise(values.email),
+    first_name: values.firstName,
+    last_name: values.lastName,
+    phone: values.phone,
+    alternate_email: values.alternateEmail,
+    password_hash: values.passwordHash,
+    password_changed_at: values.passwordHash ? values.now : null,
+    custom_attributes: JSON.stringify(values.customAttributes),
+    created_at: values.now,
+    updated_at: values.now,
+  }).returningAll().executeTakeFirstOrThrow();
+  await adjustBucket(db, customerId, row.id, 1);
+  return toUser(row);
+}
+
+async function adjustBucket(db: Executor, customerId: number, userId: number, delta: 1 | -1): Promise<void> {
+  const bucket = Math.floor(userId / 2 ** BUCKET_BITS);
+  await db.insertInto('user_id_buckets')
+    .values({ customer_id: customerId, bucket, user_count: delta })
+    .onConflict((oc) => oc.columns(['customer_id', 'bucket']).doUpdateSet((eb) => ({ user_count: eb('user_id_buckets.user_count', '+', delta) })))
+    .execute();
+}
+
+export interface UserChanges {
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  phone?: string;
+  alternateEmail?: string;
+  passwordHash?: string;
+  customAttributes?: Record<string, string>;
+  isDisabled?: boolean;
+  secondFactorType?: string;
+  bumpCredentials?: boolean;
+  now: number;
+}
+
+export async function updateUser(db: Executor, customerId: number, userId: number, changes: UserChanges): Promise<User | undefined> {
+  const row = await db.updateTable('users').set((eb) => ({
+    ...(changes.email !== undefined ? { email: changes.email, email_norm: normalise(changes.email) } : {}),
+    ...(changes.firstName !== undefined ? { first_name: changes.firstName } : {}),
+    ...(changes.lastName !== undefined ? { last_name: changes.lastName } : {}),
+    ...(changes.phone !== undefined ? { phone: changes.phone } : {}),
+    ...(changes.alternateEmail !== undefined ? { alternate_email: changes.alternateEmail } : {}),
+    ...(changes.passwordHash !== undefined ? { password_hash: changes.passwordHash, password_changed_at: changes.now } : {}),
+    ...(changes.customAttributes !== undefined ? { custom_attributes: JSON.stringify(changes.customAttributes) } : {}),
+    ...(changes.isDisabled !== undefined ? { disabled: changes.isDisabled ? 1 : 0 } : {}),
+    ...(changes.secondFactorType !== undefined ? { second_factor_type: changes.secondFactorType } : {}),
+    ...(changes.bumpCredentials ? { credentials_version: eb('credentials_version', '+', 1) } : {}),
+    updated_at: changes.now,
+  })).where('customer_id', '=', customerId).where('id', '=', userId).returningAll().executeTakeFirst();
+  return row && toUser(row);
+}
+
+export async function deleteUser(db: Executor, customerId: number, userId: number): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('customer_id', '=', customerId).where('id', '=', userId).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) return false;
+  await adjustBucket(db, customerId, userId, -1);
+  return true;
+}
+
+export async function findUserById(db: Executor, customerId: number, userId: number): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('customer_id', '=', customerId).where('id', '=', userId).executeTakeFirst();
+  return row && toUser(row);
+}
+
+/** Users whose username or e-mail equals `login` (case-insensitive): at most two rows. */
+export async function findUsersByLogin(db: Executor, customerId: number, login: string): Promise<User[]> {
+  const norm = normalise(login);
+  const rows = await db.selectFrom('users').selectAll()
+    .where('customer_id', '=', customerId)
+    .where((eb) => eb.or([eb('username_norm', '=', norm), eb('email_norm', '=', norm)]))
+    .limit(2)
+    .execute();
+  return rows.map(toUser);
+}
+
+export async function findUserByUsername(db: Executor, customerId: number, username: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll()
+    .where('customer_id', '=', customerId).where('username_norm', '=', normalise(username)).executeTakeFirst();
+  return row && toUser(row);
+}
+
+export async function findUserByEmail(db: Executor, customerId: number, email: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll()
+    .where('customer_id', '=', customerId).where('email_norm', '=', normalise(email)).executeTakeFirst();
+  return row && toUser(row);
+}
+
+export async function findUsersByEmails(db: Executor, customerId: number, emails: string[]): Promise<User[]> {
+  if (emails.length === 0) return [];
+  const rows = await db.selectFrom('users').selectAll()
+    .where('customer_id', '=', customerId).where('email_norm', 'in', emails.map(normalise)).execute();
+  return rows.map(toUser);
+}
+
+export async function findPasswordHash(db: Executor, customerId: number, userId: number): Promise<string | null> {
+  const row = await db.selectFrom('users').select('password_hash')
+    .where('customer_id', '=', customerId).where('id', '=', userId).executeTakeFirst();
+  return row?.password_hash ?? null;
+}
+
+/** The users at positions [offset, offset + limit) in creation order. */
+export async function listUsersPage(db: Executor, customerId: number, offset: number, limit: number): Promise<User[]> {
+  let fromId = 0;
+  let skip = offset;
+  if (offset > 0) {
+    const buckets = await db.selectFrom('user_id_buckets').select(['bucket', 'user_count'])
+      .where('customer_id', '=', customerId).where('user_count', '>', 0).orderBy('bucket').execute();
+    let seen = 0;
+    let found = false;
+    for (const { bucket, user_count } of buckets) {
+      if (seen + user_count > offset) {
+        fromId = bucket * 2 ** BUCKET_BITS;
+        skip = offset - seen;
+        found = true;
+        break;
+      }
+      seen += user_count;
+    }
+    if (!found) return [];
+  }
+  const rows = await db.selectFrom('users').selectAll()
+    .where('customer_id', '=', customerId).where('id', '>=', fromId)
+    .orderBy('id').limit(limit).offset(skip).execute();
+  return rows.map(toUser);
+}
+
+/** End users not marked for deletion. */
+export async function countUsers(db: Executor, customerId: number): Promise<number> {
+  const total = await db.selectFrom('user_id_buckets').select((eb) => eb.fn.sum<number>('user_count').as('n'))
+    .where('customer_id', '=', customerId).executeTakeFirst();
+  const marked = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('customer_id', '=', customerId).where('mark_for_deletion', '=', 1).executeTakeFirst();
+  return Number(total?.n ?? 0) - Number(marked?.n ?? 0);
+}

@@ -1,0 +1,215 @@
+/** HTTP for /admin/users/...: schemas, wire shapes, the spec's error variants. No rules, no SQL. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { batchProperties, customerKeySchema, emailString, nameString } from '../../http/schemas.ts';
+import type { UsersService } from './service.ts';
+import type { GroupAssignment, UserInput } from './types.ts';
+import {
+  customAttributeRequestProperties, getUserResponseSchema, listUsersResponseSchema,
+  readCustomAttributes, toGetEnvelope, toListEnvelope, type WireOptions,
+} from './wire.ts';
+
+const MAX_USERS_BATCH = 500;
+
+const groupObject = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: nameString(100),
+    attributes: {
+      type: 'array',
+      maxItems: 50,
+      items: {
+        type: 'object',
+        required: ['name', 'value'],
+        properties: { name: nameString(100), value: { type: 'string', maxLength: 1024 } },
+      },
+    },
+  },
+} as const;
+
+const userWriteProperties = {
+  customerKey: customerKeySchema,
+  username: nameString(100),
+  email: emailString,
+  firstName: { type: 'string', maxLength: 100 },
+  lastName: { type: 'string', maxLength: 100 },
+  phone: { type: 'string', maxLength: 32, pattern: '^[0-9+()./ -]*$' },
+  password: { type: 'string', minLength: 1, maxLength: 1024 },
+  alternateEmail: { anyOf: [emailString, { type: 'string', maxLength: 0 }] },
+  groups: { type: 'array', maxItems: 100, items: groupObject },
+  ...customAttributeRequestProperties,
+} as const;
+
+const writeResponse = {
+  type: 'object',
+  properties: {
+    userId: { type: 'integer' }, username: { type: 'string' }, email: { type: 'string' },
+    status: { type: 'string' }, message: { type: 'string' },
+  },
+} as const;
+
+const customerResponse = {
+  type: 'object',
+  properties: { customerId: { type: 'integer' }, status: { type: 'string' }, message: { type: 'string' } },
+} as const;
+
+const byUsername = {
+  type: 'object',
+  required: ['customerKey', 'username'],
+  properties: { customerKey: customerKeySchema, username: nameString(255) },
+} as const;
+
+const includeExpiryQuery = {
+  type: 'object',
+  properties: { includePwdExpDttm: { type: 'string', enum: ['true', 'false'] } },
+} as const;
+
+type WriteBody = Record<string, unknown> & {
+  username: string; email?: string; firstName?: string; lastName?: string; phone?: string;
+  password?: string; alternateEmail?: string;
+  groups?: { name: string; attributes?: { name: string; value: string }[] }[];
+};
+
+function toUserInput(body: WriteBody): UserInput {
+  return {
+    username: body.username,
+    email: body.email,
+    firstName: body.firstName,
+    lastName: body.lastName,
+    phone: body.phone,
+    password: body.password,
+    alternateEmail: body.alternateEmail,
+    groups: body.groups?.map((g): GroupAssignment => ({ name: g.name, attributes: g.attributes ?? [] })),
+    customAttributes: readCustomAttributes(body),
+  };
+}
+
+function wireOptions(request: FastifyRequest, includeRole: boolean): WireOptions {
+  const query = request.query as { includePwdExpDttm?: string };
+  return {
+    includeRole,
+    includePasswordExpiry: query.includePwdExpDttm === 'true',
+    passwordExpiryDays: request.customer.passwordExpiryDays,
+  };
+}
+
+export async function userRoutes(app: FastifyInstance, opts: { users: UsersService }): Promise<void> {
+  const { users } = opts;
+  const tags = ['Users'];
+
+  app.post('/admin/users/create', {
+    schema: {
+      tags, summary: 'Create a user',
+      body: { type: 'object', required: ['customerKey', 'username', 'firstName', 'lastName'], properties: userWriteProperties },
+      response: { 200: writeResponse },
+    },
+  }, async (request) => {
+    const user = await users.create(request.customer.id, toUserInput(request.body as WriteBody));
+    return { userId: user.id, username: user.username, email: user.email, status: 'SUCCESS', message: 'User created successfully.' };
+  });
+
+  app.post('/admin/users/update', {
+    schema: {
+      tags, summary: 'Update a user; omitted or null fields keep their values',
+      body: { type: 'object', required: ['customerKey', 'username'], properties: userWriteProperties },
+      response: { 200: writeResponse },
+    },
+  }, async (request) => {
+    const user = await users.update(request.customer.id, toUserInput(request.body as WriteBody));
+    return { userId: user.id, username: user.username, email: user.email, status: 'SUCCESS', message: 'User updated successfully.' };
+  });
+
+  app.post('/admin/users/getall', {
+    schema: {
+      tags, summary: 'List users in batches',
+      querystring: includeExpiryQuery,
+      body: { type: 'object', required: ['customerKey', 'batchSize', 'batchNo'], properties: { customerKey: customerKeySchema, ...batchProperties(MAX_USERS_BATCH) } },
+      response: { 200: listUsersResponseSchema },
+    },
+  }, async (request) => {
+    const { batchNo, batchSize } = request.body as { batchNo: number; batchSize: number };
+    const page = await users.list(request.customer.id, batchNo, batchSize);
+    return toListEnvelope(page.users, page.nextBatch, wireOptions(request, false));
+  });
+
+  app.post('/admin/users/get', {
+    config: { adminErrors: 'get-user' },
+    schema: { tags, summary: 'Fetch one user by username or e-mail', querystring: includeExpiryQuery, body: byUsername, response: { 200: getUserResponseSchema } },
+  }, async (request) => {
+    const user = await users.getWithGroups(request.customer.id, (request.body as { username: string }).username);
+    return toGetEnvelope(user, wireOptions(request, true));
+  });
+
+  app.post('/admin/users/search', {
+    schema: {
+      tags, summary: 'Extension: look a user up without an error status (USER_FOUND / USER_NOT_FOUND)',
+      body: byUsername, response: { 200: getUserResponseSchema },
+    },
+  }, async (request) => {
+    const login = (request.body as { username: string }).username;
+    const found = await users.findByLogin(request.customer.id, login);
+    if (!found) return { status: 'USER_NOT_FOUND', message: 'Invalid username or email.' };
+    const user = await users.getWithGroups(request.customer.id, found.username);
+    return toGetEnvelope(user, wireOptions(request, true), 'USER_FOUND', 'User found.');
+  });
+
+  app.post('/admin/users/delete', {
+    config: { adminErrors: 'delete-user' },
+    schema: { tags, summary: 'Delete a user', body: byUsername, response: { 200: customerResponse } },
+  }, async (request) => {
+    await users.remove(request.customer.id, (request.body as { username: string }).username);
+    return { customerId: request.customer.id, status: 'SUCCESS', message: 'User deleted successfully.' };
+  });
+
+  for (const [action, isDisabled] of [['disable', true], ['enable', false]] as const) {
+    app.post(`/admin/users/${action}`, {
+      config: { adminErrors: 'disable-enable' },
+      schema: { tags, summary: `${action === 'disable' ? 'Disable' : 'Enable'} a user (username or e-mail)`, body: byUsername, response: { 200: customerResponse } },
+    }, async (request) => {
+      await users.setDisabled(request.customer.id, (request.body as { username: string }).username, isDisabled);
+      return { customerId: request.customer.id, status: 'SUCCESS', message: `User ${action}d successfully.` };
+    });
+  }
+
+  app.get('/admin/users/stats/count', {
+    schema: {
+      tags, summary: 'Count end users',
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            status: { type: 'string' }, statusCode: { type: 'integer' }, message: { type: 'string' },
+            data: { type: 'object', properties: { count: { type: 'integer' } } },
+          },
+        },
+      },
+    },
+  }, async (request) => ({
+    status: 'SUCCESS',
+    statusCode: 200,
+    message: 'Successfully fetched user count.',
+    data: { count: await users.count(request.customer.id) },
+  }));
+
+  app.post('/admin/users/change-password', {
+    config: { adminErrors: 'change-password' },
+    schema: {
+      tags, summary: "Change a user's password",
+      body: {
+        type: 'object',
+        required: ['customerKey', 'username', 'password', 'oldPassword'],
+        properties: {
+          customerKey: customerKeySchema,
+          username: nameString(255),
+          password: { type: 'string', minLength: 1, maxLength: 1024 },
+          oldPassword: { type: 'string', minLength: 1, maxLength: 1024 },
+        },
+      },
+      response: { 200: customerResponse },
+    },
+  }, async (request) => {
+    const body = request.body as { username: string; password: string; oldPassword: string };
+    await users.changePassword(request.customer.id, body.username, body.oldPassword, body.password);
+    return { customerId: request.customer.id, status: 'SUCCESS', message: 'Password changed successfully.' };
+  });
+}

@@ -1,0 +1,193 @@
+/**
+ * End users: the rules of create, update, lookups by username or e-mail (an exact username match
+ * wins), enable/disable, delete, passwords, and listing in batches with group names.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock.ts';
+import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { newGuid } from '../../lib/ids.ts';
+import { checkPasswordRule, hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
+import { isUniqueViolation, type Executor } from '../../store/db.ts';
+import type { Database } from '../../store/schema.ts';
+import type { GroupsService } from '../groups/service.ts';
+import * as repo from './repo.ts';
+import type { User, UserInput, UserWithGroups } from './types.ts';
+
+export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
+
+export interface UsersService {
+  /** @throws Invalid, Conflict (username or e-mail taken). */
+  create(customerId: number, input: UserInput): Promise<User>;
+  /** Fields left undefined keep their values; `groups` given replaces memberships. @throws NotFound, Invalid, Conflict */
+  update(customerId: number, input: UserInput): Promise<User>;
+  /** By username or primary e-mail, case-insensitive; an exact username match wins. */
+  findByLogin(customerId: number, login: string): Promise<User | undefined>;
+  findById(customerId: number, userId: number): Promise<User | undefined>;
+  /** @throws NotFound */
+  getWithGroups(customerId: number, login: string): Promise<UserWithGroups>;
+  list(customerId: number, batchNo: number, batchSize: number): Promise<UsersPage>;
+  /** @throws NotFound */
+  remove(customerId: number, login: string): Promise<void>;
+  /** @throws NotFound */
+  setDisabled(customerId: number, login: string, isDisabled: boolean): Promise<User>;
+  count(customerId: number): Promise<number>;
+  /** @throws NotFound; Invalid('oldPassword') when it is wrong; Invalid('password') when equal or weak. */
+  changePassword(customerId: number, login: string, oldPassword: string, newPassword: string): Promise<void>;
+  /** The user when `password` is theirs; unknown users take as long as wrong passwords. */
+  verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined>;
+  setSecondFactorType(db: Executor, customerId: number, userId: number, type: string): Promise<void>;
+  findUsersByEmails(db: Executor, customerId: number, emails: string[]): Promise<User[]>;
+}
+
+function pickLogin(candidates: User[], login: string): User | undefined {
+  const norm = repo.normalise(login);
+  return candidates.find((u) => repo.normalise(u.username) === norm) ?? candidates[0];
+}
+
+export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; groups: GroupsService }): UsersService {
+  const { db, clock, groups } = deps;
+
+  async function findByLogin(customerId: number, login: string, exec: Executor = db): Promise<User | undefined> {
+    return pickLogin(await repo.findUsersByLogin(exec, customerId, login), login);
+  }
+
+  async function requireUser(customerId: number, login: string, exec: Executor = db): Promise<User> {
+    const user = await findByLogin(customerId, login, exec);
+    if (!user) throw new NotFound('user', 'Invalid username or email.');
+    return user;
+  }
+
+  /** Turns a unique-index failure into the Conflict that names the taken field. */
+  async function explainConflict(customerId: number, username: string, email: string | undefined, selfId?: number): Promise<Conflict> {
+    const byUsername = await repo.findUserByUsername(db, customerId, username);
+    if (byUsername && byUsername.id !== selfId) return new Conflict('user_exists', { field: 'username' }, 'a user with this username already exists');
+    return new Conflict('user_exists', { field: 'email' }, 'a user with this email already exists');
+  }
+
+  return {
+    async create(customerId, input) {
+      const email = input.email ?? (input.username.includes('@') ? input.username : undefined);
+      if (email === undefined) throw new Invalid('email', 'is required');
+      if (input.firstName === undefined) throw new Invalid('firstName', 'is required');
+      if (input.lastName === undefined) throw new Invalid('lastName', 'is required');
+      if (input.password !== undefined) checkPasswordRule(input.password);
+      const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
+      try {
+        return await db.transaction().execute(async (trx) => {
+          const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
+          const user = await repo.insertUser(trx, customerId, {
+            guid: newGuid(),
+            username: input.username,
+            email,
+            firstName: input.firstName ?? '',
+            lastName: input.lastName ?? '',
+            phone: input.phone ?? '',
+            alternateEmail: input.alternateEmail ?? '',
+            passwordHash,
+            customAttributes: input.customAttributes,
+            now: clock.now(),
+          });
+          if (assignments && assignments.length > 0) await groups.setUserGroups(trx, customerId, user.id, assignments);
+          else await groups.joinDefaultGroup(trx, customerId, user.id);
+          return user;
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw await explainConflict(customerId, input.username, email);
+        throw error;
+      }
+    },
+
+    async update(customerId, input) {
+      if (input.password !== undefined) checkPasswordRule(input.password);
+      const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
+      try {
+        return await db.transaction().execute(async (trx) => {
+          const current = await repo.findUserByUsername(trx, customerId, input.username)
+            ?? pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
+          if (!current) throw new NotFound('user', 'Invalid username or email.');
+          const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
+          const hasAttributes = Object.keys(input.customAttributes).length > 0;
+          const updated = await repo.updateUser(trx, customerId, current.id, {
+            email: input.email,
+            firstName: input.firstName,
+            lastName: input.lastName,
+            phone: input.phone,
+            alternateEmail: input.alternateEmail,
+            passwordHash,
+            customAttributes: hasAttributes ? { ...current.customAttributes, ...input.customAttributes } : undefined,
+            bumpCredentials: passwordHash !== undefined,
+            now: clock.now(),
+          });
+          if (assignments) await groups.setUserGroups(trx, customerId, current.id, assignments);
+          return updated ?? current;
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw await explainConflict(customerId, '\u0000', input.email);
+        throw error;
+      }
+    },
+
+    findByLogin: (customerId, login) => findByLogin(customerId, login),
+    findById: (customerId, userId) => repo.findUserById(db, customerId, userId),
+
+    async getWithGroups(customerId, login) {
+      const user = await requireUser(customerId, login);
+      const names = await groups.groupNamesByUser(db, customerId, [user.id]);
+      return { ...user, groups: names.get(user.id) ?? [] };
+    },
+
+    async list(customerId, batchNo, batchSize) {
+      const rows = await repo.listUsersPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
+      const hasMore = rows.length > batchSize;
+      const users = hasMore ? rows.slice(0, batchSize) : rows;
+      const names = await groups.groupNamesByUser(db, customerId, users.map((u) => u.id));
+      return {
+        users: users.map((u) => ({ ...u, groups: names.get(u.id) ?? [] })),
+        nextBatch: hasMore ? batchNo + 1 : -1,
+      };
+    },
+
+    async remove(customerId, login) {
+      await db.transaction().execute(async (trx) => {
+        const user = await requireUser(customerId, login, trx);
+        await repo.deleteUser(trx, customerId, user.id);
+      });
+    },
+
+    async setDisabled(customerId, login, isDisabled) {
+      return db.transaction().execute(async (trx) => {
+        const user = await requireUser(customerId, login, trx);
+        // Disabling also retires issued JWTs for good: enabling again does not revive them.
+        const updated = await repo.updateUser(trx, customerId, user.id, { isDisabled, bumpCredentials: isDisabled && !user.isDisabled, now: clock.now() });
+        return updated ?? user;
+      });
+    },
+
+    count: (customerId) => repo.countUsers(db, customerId),
+
+    async changePassword(customerId, login, oldPassword, newPassword) {
+      const user = await requireUser(customerId, login);
+      const hash = await repo.findPasswordHash(db, customerId, user.id);
+      if (hash === null || !(await verifyPassword(hash, oldPassword))) throw new Invalid('oldPassword', 'is incorrect');
+      if (oldPassword === newPassword) throw new Invalid('password', 'must differ from the current password');
+      checkPasswordRule(newPassword);
+      await repo.updateUser(db, customerId, user.id, { passwordHash: await hashPassword(newPassword), bumpCredentials: true, now: clock.now() });
+    },
+
+    async verifyCredentials(customerId, login, password) {
+      const user = await findByLogin(customerId, login);
+      const hash = user ? await repo.findPasswordHash(db, customerId, user.id) : null;
+      if (!user || hash === null) {
+        await verifyAgainstDummy(password);
+        return undefined;
+      }
+      return (await verifyPassword(hash, password)) ? user : undefined;
+    },
+
+    async setSecondFactorType(exec, customerId, userId, type) {
+      await repo.updateUser(exec, customerId, userId, { secondFactorType: type, now: clock.now() });
+    },
+
+    findUsersByEmails: (exec, customerId, emails) => repo.findUsersByEmails(exec, customerId, emails),
+  };
+}

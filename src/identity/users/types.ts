@@ -1,0 +1,55 @@
+export const CUSTOM_ATTRIBUTE_COUNT = 50;
+
+export interface User {
+  id: number;
+  customerId: number;
+  guid: string;
+  username: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  phone: string;
+  alternateEmail: string;
+  hasPassword: boolean;
+  passwordChangedAt: number | null;
+  role: string;
+  isDisabled: boolean;
+  markForDeletion: boolean;
+  idpEnabled: boolean;
+  phoneVerified: boolean;
+  emailVerified: boolean;
+  preferredLocale: string;
+  enforce2faOnNextLogin: boolean;
+  sourceType: string;
+  sourceIdentifier: string;
+  lastVerifiedAt: number;
+  secondFactorType: string;
+  /** Set attributes only, keyed customAttribute1..customAttribute50. */
+  customAttributes: Record<string, string>;
+  credentialsVersion: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A user with the names of the groups they belong to, as listings return them. */
+export interface UserWithGroups extends User {
+  groups: string[];
+}
+
+export interface GroupAssignment {
+  name: string;
+  attributes: { name: string; value: string }[];
+}
+
+/** The writeable attributes of create and update; undefined = not given. */
+export interface UserInput {
+  username: string;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  phone?: string;
+  password?: string;
+  alternateEmail?: string;
+  groups?: GroupAssignment[];
+  customAttributes: Record<string, string>;
+}

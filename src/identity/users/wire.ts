@@ -1,0 +1,143 @@
+/** The spec's user record and envelopes: field names, types and formats, in one place. */
+import { toMinuteUtc } from '../../http/schemas.ts';
+import { CUSTOM_ATTRIBUTE_COUNT, type UserWithGroups } from './types.ts';
+
+const customAttributeNames = Array.from({ length: CUSTOM_ATTRIBUTE_COUNT }, (_, i) => `customAttribute${i + 1}`);
+
+const customAttributeProperties = Object.fromEntries(customAttributeNames.map((n) => [n, { type: 'string' }]));
+
+export const userRecordSchema = {
+  type: 'object',
+  properties: {
+    customerId: { type: 'integer' },
+    fname: { type: 'string' },
+    lname: { type: 'string' },
+    primaryPhone: { type: 'string' },
+    role: { type: 'string' },
+    markForDeletion: { type: 'boolean' },
+    secondFactorAuthType: { type: 'string' },
+    primaryEmail: { type: 'string' },
+    idpEnabled: { type: 'boolean' },
+    creationDttm: { type: 'string' },
+    lastUpdatedDttm: { type: 'string' },
+    username: { type: 'string' },
+    lastVerifiedDttm: { type: 'integer' },
+    phoneVerified: { type: 'boolean' },
+    emailVerified: { type: 'boolean' },
+    preferredLocale: { type: 'string' },
+    isEnforce_2faOnNextLogin: { type: 'boolean' },
+    guid: { type: 'string' },
+    sourceType: { type: 'string' },
+    sourceIdentifier: { type: 'string' },
+    passwordExpiryDate: { type: 'string' },
+    groups: { type: 'array', items: { type: 'string' } },
+    customAttributesAsList: {
+      type: 'array',
+      items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } },
+    },
+    ...customAttributeProperties,
+  },
+} as const;
+
+const envelopeProperties = {
+  userId: { type: 'integer' },
+  guid: { type: 'string' },
+  username: { type: 'string' },
+  email: { type: 'string' },
+  status: { type: 'string' },
+  message: { type: 'string' },
+  phone: { type: 'string' },
+  authType: { type: 'string' },
+  users: { type: 'array', items: userRecordSchema },
+} as const;
+
+export const getUserResponseSchema = { type: 'object', properties: envelopeProperties } as const;
+export const listUsersResponseSchema = {
+  type: 'object',
+  properties: { ...envelopeProperties, fetchedCount: { type: 'integer' }, nextBatch: { type: 'integer' } },
+} as const;
+
+export interface WireOptions {
+  /** Days a password lives, when the customer has an expiry policy. */
+  passwordExpiryDays: number | null;
+  includePasswordExpiry: boolean;
+  /** The spec shows `role` in the single-user fetch only. */
+  includeRole: boolean;
+}
+
+export function toWireUser(user: UserWithGroups, options: WireOptions): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    customerId: user.customerId,
+    fname: user.firstName,
+    lname: user.lastName,
+    primaryPhone: user.phone,
+    markForDeletion: user.markForDeletion,
+    secondFactorAuthType: user.secondFactorType,
+    primaryEmail: user.email,
+    idpEnabled: user.idpEnabled,
+    creationDttm: toMinuteUtc(user.createdAt),
+    lastUpdatedDttm: toMinuteUtc(user.updatedAt),
+    username: user.username,
+    lastVerifiedDttm: user.lastVerifiedAt,
+    phoneVerified: user.phoneVerified,
+    emailVerified: user.emailVerified,
+    preferredLocale: user.preferredLocale,
+    isEnforce_2faOnNextLogin: user.enforce2faOnNextLogin,
+    guid: user.guid,
+    sourceType: user.sourceType,
+    sourceIdentifier: user.sourceIdentifier,
+    groups: user.groups,
+    customAttributesAsList: customAttributeNames
+      .filter((name) => user.customAttributes[name] !== undefined)
+      .map((name) => ({ name, value: user.customAttributes[name] })),
+    ...user.customAttributes,
+    customAttribute50: user.customAttributes.customAttribute50 ?? '',
+  };
+  if (options.includeRole) record.role = user.role;
+  if (options.includePasswordExpiry && options.passwordExpiryDays !== null && user.passwordChangedAt !== null) {
+    record.passwordExpiryDate = toMinuteUtc(user.passwordChangedAt + options.passwordExpiryDays * 86_400_000);
+  }
+  return record;
+}
+
+/** The get envelope: its identity fields are those of the user returned. */
+export function toGetEnvelope(user: UserWithGroups, options: WireOptions, status = 'SUCCESS', message = 'Successfully fetched user details.') {
+  return {
+    userId: user.id,
+    guid: user.guid,
+    username: user.username,
+    email: user.email,
+    status,
+    message,
+    phone: user.phone,
+    authType: user.secondFactorType,
+    users: [toWireUser(user, options)],
+  };
+}
+
+export function toListEnvelope(users: UserWithGroups[], nextBatch: number, options: WireOptions) {
+  return {
+    userId: 0,
+    guid: '',
+    username: '',
+    email: '',
+    status: 'SUCCESS',
+    message: 'Successfully fetched users.',
+    phone: '',
+    authType: '',
+    users: users.map((u) => toWireUser(u, options)),
+    fetchedCount: users.length,
+    nextBatch,
+  };
+}
+
+/** Reads customAttribute1..50 from a request body. */
+export function readCustomAttributes(body: Record<string, unknown>): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const name of customAttributeNames) if (typeof body[name] === 'string') attributes[name] = body[name] as string;
+  return attributes;
+}
+
+export const customAttributeRequestProperties = Object.fromEntries(
+  customAttributeNames.map((n) => [n, { type: 'string', maxLength: 1024 }]),
+);

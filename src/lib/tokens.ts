@@ -1,0 +1,55 @@
+/**
+ * Random secrets and their storage form. Generated secrets carry a prefix and a CRC32 checksum
+ * (like GitHub's `ghp_` tokens) so secret scanners can spot leaked ones and a typo is rejected
+ * without a database read. They contain no dots, so they never look like a JWT.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+function toBase62(bytes: Buffer): string {
+  let n = BigInt('0x' + (bytes.toString('hex') || '0'));
+  let out = '';
+  while (n > 0n) { out = BASE62[Number(n % 62n)] + out; n /= 62n; }
+  return out;
+}
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text)) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** A new secret `<prefix>_<base62 body><6-char checksum>` with `bytes` random bytes (>= 16). */
+export function generateSecret(prefix: string, bytes = 32): string {
+  const body = toBase62(randomBytes(bytes)).padStart(Math.ceil(bytes * 1.35), '0');
+  const check = toBase62(Buffer.from(crc32(`${prefix}_${body}`).toString(16).padStart(8, '0'), 'hex')).padStart(6, '0');
+  return `${prefix}_${body}${check}`;
+}
+
+/** True when `value` has the prefix and a correct checksum: a cheap check before any lookup. */
+export function hasValidChecksum(value: string, prefix: string): boolean {
+  if (!value.startsWith(`${prefix}_`) || value.length < prefix.length + 8) return false;
+  const body = value.slice(prefix.length + 1, -6);
+  const expected = toBase62(Buffer.from(crc32(`${prefix}_${body}`).toString(16).padStart(8, '0'), 'hex')).padStart(6, '0');
+  return expected === value.slice(-6);
+}
+
+/** SHA-256 hex: the storage form of high-entropy secrets (lookup by hash, never by the secret). */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Constant-time string equality: `===` leaks the length of the matching prefix. */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  if (ab.length !== bb.length) {
+    timingSafeEqual(ab, ab);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}

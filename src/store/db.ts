@@ -1,0 +1,85 @@
+/**
+ * createStore(url): the one place that knows which database is behind Kysely. A postgres:// URL
+ * opens a pg pool; anything else is a SQLite file path (":memory:" for tests).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** PostgreSQL only: the schema to use (created when missing); tests use one per run. */
+  schema?: string;
+  poolSize?: number;
+}
+
+// int8 (bigint) columns hold epoch milliseconds and ids: well inside 2^53, so numbers, not strings.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+export async function createStore(url: string, options: StoreOptions = {}): Promise<Store> {
+  if (isPostgresUrl(url)) return createPostgresStore(url, options);
+  return createSqliteStore(url);
+}
+
+function createSqliteStore(path: string): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new BetterSqlite3(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: async () => { database.prepare('select 1').get(); },
+    close: () => db.destroy(),
+  };
+}
+
+async function createPostgresStore(url: string, options: StoreOptions): Promise<Store> {
+  const schema = options.schema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid schema name');
+  if (schema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try { await admin.query(`create schema if not exists ${schema}`); } finally { await admin.end(); }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    ping: async () => { await sql`select 1`.execute(db); },
+    close: () => db.destroy(),
+  };
+}
+
+/** True when `error` is a unique-constraint violation, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,57 @@
+/**
+ * Runs a black-box suite once per store: SQLite always, PostgreSQL when LATCHKEY_TEST_POSTGRES_URL
+ * is set (in its own schema per test process, dropped at the end). In CI a missing URL fails.
+ */
+import { randomBytes } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { createStore, type Store } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrations/migrate.ts';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
+
+let sharedPostgres: Promise<Store> | undefined;
+let schemaName: string | undefined;
+
+/** One migrated PostgreSQL schema per test process; every test makes its own customer in it. */
+export function postgresStore(): Promise<Store> {
+  if (!postgresUrl) throw new Error('LATCHKEY_TEST_POSTGRES_URL is not set');
+  if (!sharedPostgres) {
+    schemaName = `lk_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+    sharedPostgres = createStore(postgresUrl, { schema: schemaName, poolSize: 5 }).then(async (store) => {
+      await migrate(store);
+      return store;
+    });
+    after(async () => {
+      const store = await sharedPostgres!;
+      await store.close();
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`drop schema if exists ${schemaName} cascade`);
+      await client.end();
+    });
+  }
+  return sharedPostgres;
+}
+
+/** A fresh store: a new in-memory SQLite database, or the process's shared PostgreSQL schema. */
+export async function openTestStore(kind: StoreKind): Promise<{ store: Store; owned: boolean }> {
+  if (kind === 'postgres') return { store: await postgresStore(), owned: false };
+  const store = await createStore(':memory:');
+  await migrate(store);
+  return { store, owned: true };
+}
+
+/** describe() the suite for each store; PostgreSQL says why when skipped, and fails in CI. */
+export function describeEachStore(title: string, suite: (kind: StoreKind) => void): void {
+  describe(`${title} [sqlite]`, () => suite('sqlite'));
+  if (postgresUrl) {
+    describe(`${title} [postgres]`, () => suite('postgres'));
+  } else if (process.env.CI === 'true') {
+    test(`${title} [postgres]`, () => { throw new Error('CI must run the PostgreSQL suite: set LATCHKEY_TEST_POSTGRES_URL'); });
+  } else {
+    describe(`${title} [postgres]`, { skip: 'LATCHKEY_TEST_POSTGRES_URL is not set' }, () => {});
+  }
+}
