@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// Runs every test/**/*.test.ts with node's test runner (Node 20 does not expand globs itself).
+// Extra arguments narrow the run: `npm test -- test/identity` or a single file.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function collect(path) {
+  if (statSync(path).isFile()) return path.endsWith('.test.ts') ? [path] : [];
+  return readdirSync(path).sort().flatMap((name) => (name === 'node_modules' ? [] : collect(join(path, name))));
+}
+
+const roots = process.argv.slice(2);
+const files = (roots.length ? roots : ['test']).flatMap(collect);
+if (files.length === 0) {
+  console.error('no test files found');
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+process.exit(result.status ?? 1);
