@@ -12,7 +12,10 @@ import { Unauthenticated } from '../../lib/errors.ts';
 
 export type ProviderTokenKind = 'access_token' | 'id_token';
 
-/** Who a provider token belongs to: `user` is the configured user claim, `claims` everything the provider said. */
+/**
+ * Who a provider token belongs to: `user` is the configured user claim as the provider spelled it, `claims`
+ * everything the provider said. Frozen: the same object is served from the cache.
+ */
 export interface ProviderUser {
   user: string;
   claims: Record<string, unknown>;
