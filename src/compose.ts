@@ -11,11 +11,18 @@ import { createAdminAuthenticator } from './identity/admin-auth.ts';
 import { buildIdentityApp } from './identity/app.ts';
 import { createCustomersService, type CustomersService } from './identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from './identity/groups/service.ts';
+import { mfaArea } from './identity/mfa/routes.ts';
+import { createMfaService, type MfaService } from './identity/mfa/service.ts';
 import { createReplayGuard } from './identity/replay-guard.ts';
 import { createUsersService, type UsersService } from './identity/users/service.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createSealer } from './lib/seal.ts';
-import { buildSiteApp } from './site/app.ts';
+import { apiTokenArea, apiTokenVerifierFor } from './site/api-tokens/area.ts';
+import { createPurgeScheduler } from './site/api-tokens/scheduler.ts';
+import { createApiTokensService, type ApiTokensService } from './site/api-tokens/service.ts';
+import { createSiteApiKeysService, type SiteApiKeysService } from './site/api-keys/service.ts';
+import { buildSiteApp, type SiteAppOverrides } from './site/app.ts';
+import { createSiteSettingsService, type SiteSettingsService } from './site/settings/service.ts';
 import { createStore, type Store } from './store/db.ts';
 import { migrate } from './store/migrations/migrate.ts';
 
@@ -23,6 +30,10 @@ export interface Services {
   customers: CustomersService;
   users: UsersService;
   groups: GroupsService;
+  mfa: MfaService;
+  apiTokens: ApiTokensService;
+  siteApiKeys: SiteApiKeysService;
+  siteSettings: SiteSettingsService;
 }
 
 export interface Composition {
@@ -32,8 +43,17 @@ export interface Composition {
   masterKey: Buffer;
   services: Services;
   buildIdentityApp(): Promise<FastifyInstance>;
-  buildSiteApp(): Promise<FastifyInstance>;
+  /** The content site, bound to config.site.customerKey (or `overrides.customerKey`, or the only customer). */
+  buildSiteApp(overrides?: SiteAppOverrides): Promise<FastifyInstance>;
+  /** Periodic jobs the server starts after listening and stops before closing the store. */
+  background: BackgroundTask[];
   close(): Promise<void>;
+}
+
+export interface BackgroundTask {
+  start(): void;
+  /** Stops the timer and waits for a run in progress. */
+  stop(): Promise<void>;
 }
 
 /** The master key from config (hex or base64 of 32 bytes), else <dataDir>/master.key, created once. */
@@ -56,7 +76,11 @@ export function resolveMasterKey(config: Config): Buffer {
   return decode(readFileSync(path, 'utf8'));
 }
 
-export async function compose(config: Config, overrides: { clock?: Clock; store?: Store } = {}): Promise<Composition> {
+export async function compose(
+  config: Config,
+  // logStream: tests read the identity face's JSON log lines from it.
+  overrides: { clock?: Clock; store?: Store; logStream?: { write(line: string): void } } = {},
+): Promise<Composition> {
   const clock = overrides.clock ?? systemClock;
   const store = overrides.store ?? await createStore(config.databaseUrl);
   await migrate(store);
@@ -72,12 +96,23 @@ export async function compose(config: Config, overrides: { clock?: Clock; store?
     cacheMs: config.admin.customerCacheMs,
     createDefaultGroup: (trx, customerId) => groups.createDefaultGroup(trx, customerId),
   });
-  const services: Services = { customers, users, groups };
+  const mfa = createMfaService({ db, clock, sealer, users });
+  const apiTokens = createApiTokensService({ db, clock, policy: config.site.apiTokens, users });
+  const siteApiKeys = createSiteApiKeysService({ db, clock, users });
+  const siteSettings = createSiteSettingsService({ db, clock });
+  const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings };
 
   const replayGuard = config.admin.replayGuard
     ? createReplayGuard({ clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs })
     : undefined;
   const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
+
+  // Every node runs it: the purge is an idempotent DELETE (see site/api-tokens/scheduler.ts).
+  const apiTokenPurge = createPurgeScheduler({
+    tokens: apiTokens,
+    intervalSeconds: config.site.apiTokens.purgeIntervalSeconds,
+    onError: (error) => process.stderr.write(`latchkey: API token purge failed: ${(error as Error).message ?? error}\n`),
+  });
 
   return {
     config,
@@ -85,15 +120,28 @@ export async function compose(config: Config, overrides: { clock?: Clock; store?
     store,
     masterKey,
     services,
+    background: [apiTokenPurge],
     buildIdentityApp: () => buildIdentityApp({
       logLevel: config.logLevel,
+      logStream: overrides.logStream,
       publicUrl: config.publicUrl,
       ping: store.ping,
       authenticator,
       users,
       groups,
+      areas: [mfaArea(mfa)],
     }),
-    buildSiteApp: () => buildSiteApp({ logLevel: config.logLevel, ping: store.ping }),
+    buildSiteApp: (siteOverrides = {}) => buildSiteApp({
+      config, clock, db, ping: store.ping, masterKey,
+      customers, users, groups, mfa,
+      apiKeys: siteApiKeys,
+      settings: siteSettings,
+      logStream: overrides.logStream,
+      // Site areas (API tokens, …) add their verifier and routes here.
+      apiTokens: apiTokenVerifierFor(apiTokens),
+      areas: [apiTokenArea({ db, tokens: apiTokens, users, groups, mfa, siteUrl: config.siteUrl })],
+      ...siteOverrides,
+    }),
     // A store passed in belongs to the caller (tests share one per PostgreSQL schema).
     close: overrides.store ? async () => {} : () => store.close(),
   };

@@ -16,6 +16,23 @@ export interface SiteConfig {
   apiKeyHeader: string;
   /** Group whose members may write posts (besides users whose role is an editor role). */
   editorGroup: string;
+  /** User roles (upper case) that may write posts. */
+  editorRoles: readonly string[];
+  /** Group whose members are site administrators (manage any user's API keys and tokens). */
+  adminGroup: string;
+  /** PEM file with the RS256 private key; when absent the key is generated into the data dir. */
+  jwtPrivateKeyFile: string | undefined;
+  /** How long a node serves a cached posts page before reading the database again (0: never cached). */
+  postsCacheMs: number;
+  /** Failed-login throttling of the token endpoint (per username and per client address). */
+  login: {
+    /** Failures per username allowed before each further one adds an exponential delay. */
+    userFreeAttempts: number;
+    /** Failures per client address allowed before each further one adds an exponential delay. */
+    ipFreeAttempts: number;
+    /** Longest delay one failure can impose, so nobody can lock a user out for long. */
+    maxDelaySeconds: number;
+  };
   provider: {
     issuer: string | undefined;
     introspectionUrl: string | undefined;
@@ -49,6 +66,8 @@ export interface Config {
   /** base64 or hex of 32 bytes; when absent, compose.ts uses (or creates) <dataDir>/master.key. */
   masterKey: string | undefined;
   logLevel: string;
+  /** On SIGTERM, how long in-flight requests may take before the process exits anyway. */
+  shutdownTimeoutSeconds: number;
   admin: {
     /** Accepted difference between the Timestamp header and the server clock. */
     clockSkewMs: number;
@@ -121,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: str('LATCHKEY_SMTP_URL'),
     masterKey: str('LATCHKEY_MASTER_KEY'),
     logLevel: str('LATCHKEY_LOG_LEVEL') ?? 'info',
+    shutdownTimeoutSeconds: int('LATCHKEY_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600),
     admin: {
       clockSkewMs: int('LATCHKEY_ADMIN_CLOCK_SKEW_SECONDS', 300, 1, 900) * 1000,
       replayGuard: bool('LATCHKEY_ADMIN_REPLAY_GUARD', true),
@@ -135,6 +155,15 @@ export function loadConfig(env: Env = process.env): Config {
       jwtHeader: header('LATCHKEY_SITE_JWT_HEADER'),
       apiKeyHeader: header('LATCHKEY_SITE_APIKEY_HEADER'),
       editorGroup: str('LATCHKEY_SITE_EDITOR_GROUP') ?? 'editors',
+      editorRoles: Object.freeze((str('LATCHKEY_SITE_EDITOR_ROLES') ?? 'EDITOR,ADMIN').split(',').map((r) => r.trim().toUpperCase()).filter(Boolean)),
+      adminGroup: str('LATCHKEY_SITE_ADMIN_GROUP') ?? 'site-admins',
+      jwtPrivateKeyFile: str('LATCHKEY_SITE_JWT_PRIVATE_KEY_FILE'),
+      postsCacheMs: int('LATCHKEY_SITE_POSTS_CACHE_MS', 1000, 0, 60_000),
+      login: {
+        userFreeAttempts: int('LATCHKEY_SITE_LOGIN_USER_ATTEMPTS', 5, 1, 1000),
+        ipFreeAttempts: int('LATCHKEY_SITE_LOGIN_IP_ATTEMPTS', 50, 1, 100_000),
+        maxDelaySeconds: int('LATCHKEY_SITE_LOGIN_MAX_DELAY_SECONDS', 300, 1, 3600),
+      },
       provider: {
         issuer: url('LATCHKEY_SITE_PROVIDER_ISSUER'),
         introspectionUrl: url('LATCHKEY_SITE_PROVIDER_INTROSPECTION_URL'),

@@ -4,37 +4,63 @@
  */
 import { compose } from './compose.ts';
 import { loadConfig } from './config.ts';
+import { Conflict } from './lib/errors.ts';
+
+const FIRST_CUSTOMER_EMAIL = 'admin@localhost';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const app = await compose(config);
 
   if ((await app.services.customers.list(1)).length === 0) {
-    const created = await app.services.customers.create({ email: 'admin@localhost', displayName: 'Latchkey' });
-    // Printed once, to the terminal only: the API key is never logged and cannot be shown again.
-    process.stdout.write([
-      '',
-      'Latchkey: created the first customer. Keep these; the API key is not shown again.',
-      `  Customer ID:  ${created.customerId}`,
-      `  Customer key: ${created.customerKey}`,
-      `  API key:      ${created.apiKey}`,
-      '',
-    ].join('\n') + '\n');
+    try {
+      const created = await app.services.customers.create({ email: FIRST_CUSTOMER_EMAIL, displayName: 'Latchkey' });
+      // Printed once, to the terminal only: the API key is never logged and cannot be shown again.
+      process.stdout.write([
+        '',
+        'Latchkey: created the first customer. Keep these; the API key is not shown again.',
+        `  Customer ID:  ${created.customerId}`,
+        `  Customer key: ${created.customerKey}`,
+        `  API key:      ${created.apiKey}`,
+        '',
+      ].join('\n') + '\n');
+    } catch (error) {
+      // Another node starting on the same empty database created it first: that node printed it.
+      if (!(error instanceof Conflict)) throw error;
+    }
   }
 
   const identity = await app.buildIdentityApp();
   const site = await app.buildSiteApp();
-  await identity.listen({ host: config.host, port: config.identityPort });
-  await site.listen({ host: config.host, port: config.sitePort });
+  try {
+    await identity.listen({ host: config.host, port: config.identityPort });
+    await site.listen({ host: config.host, port: config.sitePort });
+  } catch (error) {
+    await Promise.allSettled([identity.close(), site.close()]);
+    await app.close();
+    throw error;
+  }
+  for (const task of app.background) task.start();
 
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C means "now".
+      identity.log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     stopping = true;
     identity.log.info({ signal }, 'shutting down: draining in-flight requests');
-    // close() stops accepting, waits for in-flight requests, then resolves.
-    await Promise.allSettled([identity.close(), site.close()]);
+    const deadline = setTimeout(() => {
+      identity.log.error({ timeoutSeconds: config.shutdownTimeoutSeconds }, 'requests still running at the shutdown deadline: exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000);
+    deadline.unref();
+    // close() stops accepting, answers new requests on open connections with 503, waits for the
+    // in-flight ones, then resolves; only then is the database closed under them.
+    await Promise.allSettled([identity.close(), site.close(), ...app.background.map((task) => task.stop())]);
     await app.close();
+    identity.log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -6,6 +6,9 @@ export interface ParsedArgs {
 
 export class UsageError extends Error {}
 
+/** Switches never take a value: `--json customer list` must not read "customer" as the value of --json. */
+const SWITCHES = new Set(['json', 'help']);
+
 export function parseArgs(argv: string[]): ParsedArgs {
   const positionals: string[] = [];
   const flags: Record<string, string | true> = {};
@@ -14,7 +17,10 @@ export function parseArgs(argv: string[]): ParsedArgs {
     if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
       if (!name) throw new UsageError(`bad option ${arg}`);
-      if (inline !== undefined) flags[name] = inline;
+      if (SWITCHES.has(name)) {
+        if (inline !== undefined) throw new UsageError(`--${name} takes no value`);
+        flags[name] = true;
+      } else if (inline !== undefined) flags[name] = inline;
       else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) flags[name] = argv[++i];
       else flags[name] = true;
     } else {

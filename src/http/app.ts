@@ -3,12 +3,34 @@
  * strict JSON parsing (no prototype poisoning), no type coercion, and a small body limit.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
+} from 'fastify';
 
 export interface HttpAppOptions {
   logLevel: string;
   /** Largest accepted request body, in bytes. */
   bodyLimit?: number;
+  /** Where JSON log lines go (default stdout); tests pass a stream to read them. */
+  logStream?: { write(line: string): void };
+  /**
+   * Answers errors Fastify raises before routing (a malformed URL): no hook runs for them, so
+   * the face renders them in its own error shape. The default is a bare 400.
+   */
+  frameworkErrors?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+}
+
+/** A route as registered: the metrics labels, the OpenAPI test and the bad-input test read these. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route of the app, in registration order (HEAD routes, twins of GET ones, left out). */
+    registeredRoutes: readonly RegisteredRoute[];
+  }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -25,7 +47,11 @@ const REDACTED = [
 
 export function createHttpApp(options: HttpAppOptions): FastifyInstance {
   const serverOptions: FastifyServerOptions = {
-    logger: options.logLevel === 'silent' ? false : { level: options.logLevel, redact: REDACTED },
+    logger: options.logLevel === 'silent' ? false : {
+      level: options.logLevel,
+      redact: REDACTED,
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -35,44 +61,100 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
+    frameworkErrors: (error, request, rawReply) => {
+      const reply = rawReply as FastifyReply;
+      reply.header('x-request-id', request.id);
+      if (options.frameworkErrors) return options.frameworkErrors(error, request as FastifyRequest, reply);
+      reply.code(error.statusCode ?? 400).type('text/plain; charset=utf-8').send('Bad Request');
+    },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
   };
   const app = Fastify(serverOptions);
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url });
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+
+  // Draining: close() reaps only the keep-alive sockets idle at that instant. One that answers an
+  // in-flight request afterwards would stay open for keepAliveTimeout (72 s) and hold close() up,
+  // so while closing every answer says Connection: close and idle sockets are reaped again.
+  let closing = false;
+  app.addHook('preClose', async () => { closing = true; });
+  // Callback style: these run on every request, and an async hook costs a promise each time.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
+  app.addHook('onResponse', (_request, _reply, done) => {
+    if (closing) setImmediate(() => app.server.closeIdleConnections());
+    done();
   });
   return app;
 }
 
 // Control characters have no place in identity data and are how header/log injection starts.
 const CONTROL = /[\u0000-\u001f\u007f]/;
+// With the u flag a paired surrogate is one code point, so this matches only lone halves: text
+// that is not Unicode, which the database would silently turn into U+FFFD.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** Real bodies nest four levels deep; recursion over attacker-chosen depth ends in a stack overflow. */
+export const MAX_BODY_DEPTH = 32;
+
+/** Why a body was refused before schema validation: the field's path and the rule it breaks. */
+export interface BadInput {
+  path: string;
+  rule: string;
+}
 
 /**
  * Normalises a parsed JSON body before schema validation: `null` in an object property means the
- * property is absent (clients send `"phone": null`), and strings with control characters are refused.
- * @returns the path of the first string with a control character, or undefined.
+ * property is absent (clients send `"phone": null`); strings (values and keys) with control
+ * characters or lone surrogates are refused, and so is nesting deeper than MAX_BODY_DEPTH.
+ * @returns the first problem found, or undefined.
  */
+export function checkBody(value: unknown): BadInput | undefined {
+  return walk(value, '', 0);
+}
+
+/** checkBody, returning only the path of the first problem. */
 export function normaliseBody(value: unknown, path = ''): string | undefined {
+  return walk(value, path, 0)?.path;
+}
+
+function badText(text: string): string | undefined {
+  if (CONTROL.test(text)) return 'must not contain control characters';
+  if (LONE_SURROGATE.test(text)) return 'must be valid Unicode text';
+  return undefined;
+}
+
+function walk(value: unknown, path: string, depth: number): BadInput | undefined {
+  if (typeof value === 'string') {
+    const rule = badText(value);
+    return rule ? { path: path || 'body', rule } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_BODY_DEPTH) return { path: path || 'body', rule: `must not nest deeper than ${MAX_BODY_DEPTH} levels` };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const bad = normaliseBody(value[i], `${path}[${i}]`);
+      const bad = walk(value[i], `${path}[${i}]`, depth + 1);
       if (bad) return bad;
     }
     return undefined;
   }
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      const child = record[key];
-      const childPath = path ? `${path}.${key}` : key;
-      if (child === null) { delete record[key]; continue; }
-      if (CONTROL.test(key)) return childPath;
-      const bad = normaliseBody(child, childPath);
-      if (bad) return bad;
-    }
-    return undefined;
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const child = record[key];
+    const childPath = path ? `${path}.${key}` : key;
+    const keyRule = badText(key);
+    if (keyRule) return { path: childPath, rule: keyRule };
+    if (child === null) { delete record[key]; continue; }
+    const bad = walk(child, childPath, depth + 1);
+    if (bad) return bad;
   }
-  if (typeof value === 'string' && CONTROL.test(value)) return path || 'body';
   return undefined;
 }

@@ -3,7 +3,7 @@
  * checks the body's customerKey against the header, normalises nulls, and mounts each area.
  */
 import type { FastifyInstance } from 'fastify';
-import { normaliseBody } from '../http/app.ts';
+import { checkBody } from '../http/app.ts';
 import { Invalid, Unauthenticated } from '../lib/errors.ts';
 import type { AdminAuthenticator } from './admin-auth.ts';
 import type { Customer } from './customers/types.ts';
@@ -30,6 +30,20 @@ export interface AdminApiOptions {
 
 const DIGITS = /^[0-9]+$/;
 
+/**
+ * False when the body's customerKey names another customer than the signed header. Values of the
+ * wrong type are left to the schema (400). An integer beyond 2^53 is refused here: JSON Schema
+ * calls 1e20 an integer, and no customer key can equal it.
+ */
+function sameCustomer(bodyKey: unknown, headerKey: string): boolean {
+  if (typeof bodyKey === 'number' && Number.isInteger(bodyKey)) return Number.isSafeInteger(bodyKey) && String(bodyKey) === headerKey;
+  if (typeof bodyKey === 'string' && DIGITS.test(bodyKey)) return bodyKey === headerKey;
+  return true;
+}
+
+/** A field path chosen by the caller (an object key) is echoed in the message; keep it short. */
+const clip = (path: string) => (path.length > 64 ? `${path.slice(0, 64)}…` : path);
+
 export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Promise<void> {
   installAdminErrors(app);
   app.decorateRequest('customer', null as unknown as Customer);
@@ -38,16 +52,19 @@ export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Pro
     request.customer = await opts.authenticator.authenticate(request.headers);
   });
 
+  // Only JSON is an admin request body: without this, Fastify's built-in text/plain parser would
+  // hand a string to the schema and answer 400 "body must be object" instead of 415.
+  app.removeContentTypeParser('text/plain');
+
   app.addHook('preValidation', async (request) => {
     const body = request.body;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
-    const badPath = normaliseBody(body);
-    if (badPath) throw new Invalid(badPath, 'must not contain control characters');
+    const bad = checkBody(body);
+    if (bad) throw new Invalid(clip(bad.path), bad.rule);
     // A body naming another customer than the signed header is refused like a wrong signature.
-    const key = (body as { customerKey?: unknown }).customerKey;
-    const given = typeof key === 'number' && Number.isSafeInteger(key) ? String(key)
-      : typeof key === 'string' && DIGITS.test(key) ? key : undefined;
-    if (given !== undefined && given !== request.customer.customerKey) throw new Unauthenticated('customer_mismatch', 'admin');
+    if (!sameCustomer((body as { customerKey?: unknown }).customerKey, request.customer.customerKey)) {
+      throw new Unauthenticated('customer_mismatch', 'admin');
+    }
   });
 
   await app.register(userRoutes, { users: opts.users });

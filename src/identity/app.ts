@@ -1,19 +1,31 @@
-/** The identity face (port 8080): admin API under /api and /moas/api, OpenAPI docs, health. */
+/** The identity face (port 8080): admin API under /api and /moas/api, OpenAPI docs, health, metrics. */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
+import { registerMetrics } from '../http/metrics.ts';
 import { adminApi, type AdminApiOptions } from './admin-api.ts';
+import { installAdminErrors, send, toWire } from './errors.ts';
 
 export interface IdentityAppOptions extends AdminApiOptions {
   logLevel: string;
   publicUrl: string;
   ping: () => Promise<void>;
+  /** Where JSON log lines go (default stdout); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
 export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
-  const app = createHttpApp({ logLevel: opts.logLevel });
+  const app = createHttpApp({
+    logLevel: opts.logLevel,
+    logStream: opts.logStream,
+    frameworkErrors: (error, _request, reply) => { send(reply, toWire(error, 'standard')); },
+  });
+  // First, so the counting hook reaches every route registered after it.
+  registerMetrics(app);
+  // Outside /api too (docs, health, unknown paths) errors wear the admin API's standard body.
+  installAdminErrors(app);
 
   await app.register(swagger, {
     openapi: {

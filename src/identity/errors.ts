@@ -2,6 +2,7 @@
  * The admin API's wire error bodies, written here and nowhere else. Routes name their variant in
  * `config.adminErrors`; the spec gives some routes their own unauthorised or not-found bodies.
  */
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LatchkeyError, MfaFailed, NotFound, RateLimited } from '../lib/errors.ts';
 
@@ -56,7 +57,7 @@ function notFound(style: AdminErrorStyle, error: NotFound, ctx: ErrorContext): W
     case 'disable-enable':
       return { status: 403, body: 'Invalid username or email.' };
     case 'delete-user':
-      return { status: 403, body: 'You are not authorized to perform this operation.' };
+      return { status: 403, body: NOT_AUTHORISED };
     case 'magic-link':
       return { status: 404, body: { status: 'ERROR', statusCode: 404, message: 'The username does not exist.' } };
     case 'mfa':
@@ -68,8 +69,18 @@ function notFound(style: AdminErrorStyle, error: NotFound, ctx: ErrorContext): W
   }
 }
 
+const NOT_AUTHORISED = 'You are not authorized to perform this operation.';
+
 /** Turns any error into the wire body of the route's style. Unknown errors never leak detail. */
 export function toWire(error: unknown, style: AdminErrorStyle, ctx: ErrorContext = {}): WireError {
+  const wire = wireBody(error, style, ctx);
+  // Spec, errors: on delete, "request body incorrect" answers like "user not found". Every 400 is a
+  // body problem (wrong field, malformed JSON); 413 and 415 are about the transport and stay.
+  if (style === 'delete-user' && wire.status === 400) return { status: 403, body: NOT_AUTHORISED };
+  return wire;
+}
+
+function wireBody(error: unknown, style: AdminErrorStyle, ctx: ErrorContext): WireError {
   if (error instanceof LatchkeyError) {
     switch (error.code) {
       case 'unauthenticated':
@@ -111,15 +122,22 @@ function describeValidation(error: FastifyError): string {
   return `${subject} ${first.message ?? 'is invalid'}`;
 }
 
+/** A fixed message per Fastify error: their own messages echo the request (URL, sizes). */
 function clientMessage(error: FastifyError): string {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return 'request body is too large';
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return 'Content-Type must be application/json';
+    case 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE': return 'Content-Type must be application/json';
     case 'FST_ERR_CTP_EMPTY_JSON_BODY': return 'request body is empty';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY': return 'request body is not valid JSON';
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return 'Content-Length does not match the body';
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_INVALID_URL': return 'request URL is not valid';
+    case 'FST_ERR_MAX_PARAM_LENGTH': return 'request URL is too long';
     default:
-      // Fastify's JSON parse errors (malformed JSON, __proto__ keys) are 400s with a safe message.
-      return error.statusCode === 400 ? 'request body is not valid JSON' : (error.message || 'bad request');
+      // The JSON parser's SyntaxError (malformed text, __proto__ or constructor.prototype keys).
+      if (error.statusCode === 400 && (error as unknown) instanceof SyntaxError) return 'request body is not valid JSON';
+      return (STATUS_CODES[error.statusCode ?? 400] ?? 'Bad Request').toLowerCase();
   }
 }
 
@@ -141,5 +159,9 @@ export function installAdminErrors(app: FastifyInstance): void {
     if (wire.status >= 500) request.log.error({ err: error }, 'unexpected error');
     return send(reply, wire);
   });
-  app.setNotFoundHandler((request, reply) => send(reply, standard(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)));
+  app.setNotFoundHandler((request, reply) => {
+    // The path is the caller's: echo a bounded part of it.
+    const path = request.url.split('?')[0];
+    return send(reply, standard(404, `Route ${request.method} ${path.length > 100 ? `${path.slice(0, 100)}…` : path} not found`));
+  });
 }

@@ -7,30 +7,46 @@
 import type { Clock } from '../lib/clock.ts';
 
 export interface ReplayGuard {
-  /** @returns false when `digest` was first seen more than the grace ago. */
+  /**
+   * Records a verified digest (call it only after the signature checked out).
+   * @returns false when `digest` was first seen more than the grace ago, or when the guard is
+   * full of live entries (it fails closed rather than grow without bound).
+   */
   admit(digest: string, timestampMs: number): boolean;
   size(): number;
 }
 
+export const DEFAULT_REPLAY_MAX_ENTRIES = 500_000;
+/** How often expired entries are swept; a full guard sweeps no more often either. */
+const SWEEP_INTERVAL_MS = 5_000;
+/**
+ * A SHA-512 digest is only computable with the customer's API key, so its first 128 bits identify
+ * the triple as well as all 512 do, at a quarter of the memory per entry.
+ */
+const KEY_CHARS = 32;
+
 export function createReplayGuard(opts: { clock: Clock; graceMs: number; windowMs: number; maxEntries?: number }): ReplayGuard {
   const firstSeen = new Map<string, { at: number; forgetAt: number }>();
-  const maxEntries = opts.maxEntries ?? 1_000_000;
+  const maxEntries = opts.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES;
   let nextSweepAt = 0;
 
+  // Throttled even when full: sweeping a full map on every request would let a flood buy a
+  // linear scan per request.
   const sweep = (now: number) => {
-    for (const [digest, entry] of firstSeen) if (entry.forgetAt < now) firstSeen.delete(digest);
-    nextSweepAt = now + 5_000;
+    for (const [key, entry] of firstSeen) if (entry.forgetAt < now) firstSeen.delete(key);
+    nextSweepAt = now + SWEEP_INTERVAL_MS;
   };
 
   return {
     admit(digest, timestampMs) {
       const now = opts.clock.now();
-      if (now >= nextSweepAt || firstSeen.size >= maxEntries) sweep(now);
-      const seen = firstSeen.get(digest);
+      if (now >= nextSweepAt) sweep(now);
+      const key = digest.slice(0, KEY_CHARS);
+      const seen = firstSeen.get(key);
       if (seen) return now - seen.at <= opts.graceMs;
-      // Fail closed when flooded: an unbounded map is a memory exhaustion attack.
       if (firstSeen.size >= maxEntries) return false;
-      firstSeen.set(digest, { at: now, forgetAt: timestampMs + opts.windowMs });
+      // Past forgetAt the timestamp is outside the window, so the signature check refuses it anyway.
+      firstSeen.set(key, { at: now, forgetAt: timestampMs + opts.windowMs });
       return true;
     },
     size: () => firstSeen.size,

@@ -1,15 +1,202 @@
-/** The content site face (port 8081). */
+/**
+ * The content site face (port 8081): health, the protection plugin over every site route, the token
+ * endpoint and the JWKS document (both open), posts, API keys, and any further areas (API tokens).
+ * The site is bound to one customer, resolved here at start: its users are the site's users.
+ */
+import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Config, SiteConfig, SiteMethod } from '../config.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
+import type { Customer } from '../identity/customers/types.ts';
+import type { User } from '../identity/users/types.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Database } from '../store/schema.ts';
+import { apiKeyRoutes } from './api-keys/routes.ts';
+import type { SiteApiKeysService } from './api-keys/service.ts';
+import { frameworkError, installSiteErrors } from './errors.ts';
+import { postsRoutes } from './posts/routes.ts';
+import { createPostsService } from './posts/service.ts';
+import { createCapabilityResolver } from './protect/capabilities.ts';
+import { loadSiteJwtKeys } from './protect/jwt-keys.ts';
+import { cacheVerifiedJwts } from './protect/jwt-cache.ts';
+import { createJwtIssuer, createJwtVerifier } from './protect/jwt.ts';
+import { siteProtection } from './protect/plugin.ts';
+import type { ApiTokenVerifier, Capabilities, SiteUser } from './protect/principal.ts';
+import { createProviderVerifier, type ProviderVerifier } from './protect/provider-token.ts';
+import type { SiteSettingsService } from './settings/service.ts';
+import { tokenRoutes } from './token/routes.ts';
+import { createTokenService } from './token/service.ts';
+import { createLoginThrottle } from './token/throttle.ts';
+import { prepareSiteUserLookup } from './users.ts';
+
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+/** What an extra area (API tokens, …) gets to build its routes and verifiers with. */
+export interface SiteContext {
+  /** The effective site settings (environment, then CLI settings). */
+  config: SiteConfig;
+  /** The customer the site is bound to. */
+  customer: Customer;
+  clock: Clock;
+  /** The bound customer's id (async to fit verifiers that resolve it lazily). */
+  siteCustomerId(): Promise<number>;
+  /** A site user as they are now (for per-request checks). */
+  findUserById(userId: number): Promise<SiteUser | undefined>;
+  /** What a user of `customerId` may do on the site (two queries: the user, their groups). */
+  capabilities(customerId: number, userId: number): Promise<Capabilities>;
+}
+
+/** Mounts more routes inside the protected scope (every route requires a credential unless it opts out). */
+export type SiteArea = (app: FastifyInstance, site: SiteContext) => Promise<void>;
 
 export interface SiteAppOptions {
-  logLevel: string;
+  config: Config;
+  clock: Clock;
+  db: Kysely<Database>;
   ping: () => Promise<void>;
+  /** HS256 derives its secret from it. */
+  masterKey: Buffer;
+  customers: { findSiteCustomer(configuredKey: string | undefined): Promise<Customer | undefined>; list(limit?: number): Promise<Customer[]> };
+  users: {
+    findById(customerId: number, userId: number): Promise<User | undefined>;
+    findByLogin(customerId: number, login: string): Promise<User | undefined>;
+    verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined>;
+  };
+  groups: { groupNamesByUser(db: Kysely<Database>, customerId: number, userIds: number[]): Promise<Map<number, string[]>> };
+  /** The identity service's authenticator-app check for logins, when present. */
+  mfa?: { checkLoginOtp(customerId: number, userId: number, otp: string | undefined): Promise<void> };
+  apiKeys: SiteApiKeysService;
+  settings: SiteSettingsService;
+  /** Overrides config.site.customerKey (tests bind the site to their own customer). */
+  customerKey?: string;
+  /** The API-token verifier, built once the site's customer is known. */
+  apiTokens?: (site: SiteContext) => ApiTokenVerifier;
+  /** Further route areas mounted in the protected scope. */
+  areas?: SiteArea[];
+  logStream?: { write(line: string): void };
+  /** fetch used to reach the third-party provider (tests). */
+  providerFetch?: typeof fetch;
+}
+
+/** What the server, CLI and tests may change when building the site from a composition. */
+export type SiteAppOverrides = Partial<Pick<SiteAppOptions, 'customerKey' | 'apiTokens' | 'areas' | 'logStream' | 'providerFetch' | 'config'>>;
+
+export function toSiteUser(user: User): SiteUser {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    role: user.role.toUpperCase(),
+    isActive: !user.isDisabled && !user.markForDeletion,
+    credentialsVersion: user.credentialsVersion,
+  };
+}
+
+/**
+ * The customer the site serves: the configured key, else the only customer.
+ * @throws Error saying what to configure when there is none or several.
+ */
+export async function resolveSiteCustomer(customers: SiteAppOptions['customers'], customerKey: string | undefined): Promise<Customer> {
+  const customer = await customers.findSiteCustomer(customerKey);
+  if (customer) return customer;
+  if (customerKey) throw new Error(`LATCHKEY_SITE_CUSTOMER_KEY=${customerKey} names no customer: create it or fix the key`);
+  const existing = await customers.list(2);
+  if (existing.length === 0) throw new Error('the content site needs a customer: create one with `latchkey customer create --email E`');
+  throw new Error('several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves');
+}
+
+/** True when the provider settings name a way to check tokens. */
+export function isProviderConfigured(provider: SiteConfig['provider']): boolean {
+  return Boolean(provider.issuer || provider.introspectionUrl || provider.userinfoUrl);
 }
 
 export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstance> {
-  const app = createHttpApp({ logLevel: opts.logLevel });
+  const { clock, db, users, apiKeys } = opts;
+  const { config: site, fromCli } = await opts.settings.effective(opts.config.site);
+  const customer = await resolveSiteCustomer(opts.customers, opts.customerKey ?? site.customerKey);
+  const customerId = customer.id;
+  const siteUrl = opts.config.siteUrl;
+
+  const keys = await loadSiteJwtKeys({
+    alg: site.jwtAlg,
+    masterKey: opts.masterKey,
+    dataDir: opts.config.dataDir,
+    privateKeyPem: site.jwtPrivateKeyFile ? await readFile(site.jwtPrivateKeyFile, 'utf8') : undefined,
+  });
+  const jwtClaims = { keys, issuer: siteUrl, audience: `${siteUrl}/cms-json`, clock };
+  const issuer = createJwtIssuer({ ...jwtClaims, ttlSeconds: site.jwtTtlSeconds });
+  const jwt = cacheVerifiedJwts(createJwtVerifier(jwtClaims), { clock });
+
+  const providerWanted = site.methods.includes('provider');
+  const provider: ProviderVerifier | undefined = providerWanted && isProviderConfigured(site.provider)
+    ? createProviderVerifier({ ...site.provider, clock, ...(opts.providerFetch ? { fetch: opts.providerFetch } : {}) })
+    : undefined;
+
+  const groupNamesOf = async (userId: number) => (await opts.groups.groupNamesByUser(db, customerId, [userId])).get(userId) ?? [];
+  const capabilitiesOf = createCapabilityResolver({
+    editorRoles: site.editorRoles,
+    editorGroup: site.editorGroup,
+    adminGroup: site.adminGroup,
+    groupNamesOf,
+  });
+  const lookupUser = prepareSiteUserLookup(db);
+  const findUserById = (userId: number) => lookupUser(customerId, userId);
+  const context: SiteContext = {
+    config: site,
+    customer,
+    clock,
+    siteCustomerId: async () => customerId,
+    findUserById,
+    async capabilities(forCustomerId, userId) {
+      const user = forCustomerId === customerId ? await users.findById(customerId, userId) : undefined;
+      return user ? capabilitiesOf(toSiteUser(user)) : { canRead: false, canWrite: false, isSiteAdmin: false };
+    },
+  };
+  const apiTokens = opts.apiTokens?.(context);
+  // Provider without settings, or API tokens without a verifier: off, as if not listed.
+  const methods = site.methods.filter((m: SiteMethod) => (m !== 'provider' || provider) && (m !== 'apitoken' || apiTokens));
+
+  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, frameworkErrors: frameworkError });
+  installSiteErrors(app);
+  if (providerWanted && !provider) app.log.warn('site: the provider method is enabled but no provider is configured; provider tokens are refused');
+  app.log.info({ customerId, methods, jwtAlg: site.jwtAlg, fromCli }, 'site: bound to customer');
+
   await app.register(healthRoutes, { ping: opts.ping });
+
+  const throttle = createLoginThrottle({ db, clock, ...site.login });
+  const tokens = createTokenService({ customerId, users, mfa: opts.mfa, issuer, throttle });
+  const posts = createPostsService({ db, clock });
+
+  await app.register(async (scope) => {
+    await scope.register(siteProtection, {
+      methods,
+      jwtHeader: site.jwtHeader,
+      apiKeyHeader: site.apiKeyHeader,
+      jwt,
+      provider,
+      apiKeys: apiKeys.verifier(customerId),
+      apiTokens,
+      findUserById,
+      findUserByLogin: async (login) => {
+        const user = await users.findByLogin(customerId, login);
+        return user && toSiteUser(user);
+      },
+      capabilitiesOf,
+    });
+
+    scope.get(JWKS_PATH, {
+      config: { siteAuth: false },
+      schema: { response: { 200: { type: 'object', properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } } } } },
+    }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return keys.jwks();
+    });
+    await scope.register(tokenRoutes, { tokens });
+    await scope.register(postsRoutes, { posts, siteUrl, clock, cacheMs: site.postsCacheMs });
+    await scope.register(apiKeyRoutes, { apiKeys, customerId, clock });
+    for (const area of opts.areas ?? []) await scope.register(async (child) => area(child, context));
+  });
   return app;
 }

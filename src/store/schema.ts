@@ -84,10 +84,101 @@ export interface GroupMembersTable {
   updated_at: number;
 }
 
+/** A user's authenticator app: the pending registration and the active secret (RFC 6238), sealed. */
+export interface MfaAuthenticatorsTable {
+  user_id: number;
+  customer_id: number;
+  /** AES-256-GCM sealed (aad binds customer and user); null when no registration is pending. */
+  pending_secret_sealed: string | null;
+  pending_created_at: number | null;
+  /** Failed validations of the pending registration; 5 lock it until a new registration. */
+  failed_attempts: Generated<number>;
+  active_secret_sealed: string | null;
+  activated_at: number | null;
+  /** The last accepted TOTP time step of the active secret; a code is accepted only for a later step. */
+  last_step: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   customers: CustomersTable;
   users: UsersTable;
   user_id_buckets: UserIdBucketsTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;
+  mfa_authenticators: MfaAuthenticatorsTable;
+  site_posts: SitePostsTable;
+  site_api_keys: SiteApiKeysTable;
+  site_login_failures: SiteLoginFailuresTable;
+  site_settings: SiteSettingsTable;
+  api_tokens: ApiTokensTable;
+  api_token_quotas: ApiTokenQuotasTable;
+}
+
+/** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
+export interface ApiTokensTable {
+  id: Generated<number>;
+  customer_id: number;
+  user_id: number;
+  name: string;
+  /** 'basic' | 'bearer' */
+  type: string;
+  token_hash: string;
+  created_at: number;
+  /** null = never expires (only when the policy allows it). */
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+/** Per-user row written first by every token create: serialises creates of one user (max per user). */
+export interface ApiTokenQuotasTable {
+  user_id: number;
+  customer_id: number;
+  updated_at: number;
+}
+
+/** The content site's posts (site-wide, not per customer). */
+export interface SitePostsTable {
+  id: Generated<number>;
+  slug: string;
+  /** 'publish' | 'draft' */
+  status: string;
+  type: Generated<string>;
+  title: string;
+  /** HTML. */
+  content: string;
+  /** The user who wrote it; 0 for seeded posts. */
+  author_id: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Site API keys: the default read-only key (user_id null) and user keys; stored as SHA-256 only. */
+export interface SiteApiKeysTable {
+  id: Generated<number>;
+  customer_id: number;
+  user_id: number | null;
+  name: Generated<string>;
+  key_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+/** Failed token-endpoint logins per username or client address, shared by every node. */
+export interface SiteLoginFailuresTable {
+  key: string;
+  failures: number;
+  last_failure_at: number;
+  /** Epoch ms before which this key's logins are refused with 429; 0 when not blocked. */
+  blocked_until: Generated<number>;
+}
+
+/** Site settings set with `latchkey site config set`; they override the environment. */
+export interface SiteSettingsTable {
+  name: string;
+  /** JSON. */
+  value: string;
+  updated_at: number;
 }

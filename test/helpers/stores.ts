@@ -15,12 +15,15 @@ export const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
 let sharedPostgres: Promise<Store> | undefined;
 let schemaName: string | undefined;
 
-/** One migrated PostgreSQL schema per test process; every test makes its own customer in it. */
+/**
+ * One migrated PostgreSQL schema per test process; every test makes its own customer in it.
+ * Call it first at file level (describeEachStore does): it registers the file's closing hook.
+ */
 export function postgresStore(): Promise<Store> {
   if (!postgresUrl) throw new Error('LATCHKEY_TEST_POSTGRES_URL is not set');
   if (!sharedPostgres) {
     schemaName = `lk_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-    sharedPostgres = createStore(postgresUrl, { schema: schemaName, poolSize: 5 }).then(async (store) => {
+    sharedPostgres = dropAbandonedSchemas().then(() => createStore(postgresUrl!, { schema: schemaName, poolSize: 5 })).then(async (store) => {
       await migrate(store);
       return store;
     });
@@ -36,6 +39,31 @@ export function postgresStore(): Promise<Store> {
   return sharedPostgres;
 }
 
+/** Schemas of test processes that died before their closing hook: named lk_test_<pid>_…, pid gone. */
+async function dropAbandonedSchemas(): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(`select nspname as name from pg_namespace where nspname like 'lk_test_%'`);
+    for (const { name } of rows) {
+      const pid = Number(name.split('_')[2]);
+      // Another test process may be dropping the same one: losing that race is fine.
+      if (Number.isInteger(pid) && !isAlive(pid)) await client.query(`drop schema if exists ${name} cascade`).catch(() => {});
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A fresh store: a new in-memory SQLite database, or the process's shared PostgreSQL schema. */
 export async function openTestStore(kind: StoreKind): Promise<{ store: Store; owned: boolean }> {
   if (kind === 'postgres') return { store: await postgresStore(), owned: false };
@@ -48,6 +76,8 @@ export async function openTestStore(kind: StoreKind): Promise<{ store: Store; ow
 export function describeEachStore(title: string, suite: (kind: StoreKind) => void): void {
   describe(`${title} [sqlite]`, () => suite('sqlite'));
   if (postgresUrl) {
+    // Opened here, at file level, so its closing hook belongs to the file and not to the first test.
+    postgresStore().catch(() => {});
     describe(`${title} [postgres]`, () => suite('postgres'));
   } else if (process.env.CI === 'true') {
     test(`${title} [postgres]`, () => { throw new Error('CI must run the PostgreSQL suite: set LATCHKEY_TEST_POSTGRES_URL'); });

@@ -1,5 +1,11 @@
 import type { Command } from '../command.ts';
-import { stringFlag } from '../args.ts';
+import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
+
+function customerKeyFlag(args: ParsedArgs): string {
+  const value = stringFlag(args, 'customer-key', true);
+  if (!/^[0-9]{1,20}$/.test(value)) throw new UsageError('--customer-key must be the numeric customer key');
+  return value;
+}
 
 export const customerCreate: Command = {
   name: 'customer create',
@@ -36,7 +42,7 @@ export const customerRotateKey: Command = {
   usage: 'customer rotate-key --customer-key K [--json]',
   summary: "Replace a customer's API key; prints the new key once.",
   async run(args, { app }) {
-    const customerKey = stringFlag(args, 'customer-key', true);
+    const customerKey = customerKeyFlag(args);
     const apiKey = await app.services.customers.rotateApiKey(customerKey);
     return { json: { customerKey: Number(customerKey), apiKey }, text: `New API key: ${apiKey}\nThe old key stops working within seconds.` };
   },
@@ -47,8 +53,9 @@ export const customerPasswordExpiry: Command = {
   usage: 'customer password-expiry --customer-key K --days N|off [--json]',
   summary: "Set the customer's password expiry policy (days), or turn it off.",
   async run(args, { app }) {
-    const customerKey = stringFlag(args, 'customer-key', true);
+    const customerKey = customerKeyFlag(args);
     const raw = stringFlag(args, 'days', true);
+    if (raw !== 'off' && !/^[0-9]{1,4}$/.test(raw)) throw new UsageError('--days must be a number of days or "off"');
     const days = raw === 'off' ? null : Number(raw);
     await app.services.customers.setPasswordExpiryDays(customerKey, days);
     return { json: { customerKey: Number(customerKey), passwordExpiryDays: days }, text: days === null ? 'Password expiry off.' : `Passwords expire after ${days} days.` };

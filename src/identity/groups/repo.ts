@@ -19,6 +19,17 @@ function toGroup(row: Selectable<GroupsTable> & { member_count: number | string 
   };
 }
 
+/**
+ * Serialises group writes of one customer until the transaction ends: a no-op update row-locks the
+ * built-in group (PostgreSQL; SQLite already runs one writer at a time). Attribute merges and
+ * default moves read, then write: without this, two requests would lose one's attributes or fail
+ * on the one-default index.
+ */
+export async function lockCustomerGroups(db: Executor, customerId: number): Promise<void> {
+  await db.updateTable('groups').set((eb) => ({ is_customer_default: eb.ref('is_customer_default') }))
+    .where('customer_id', '=', customerId).where('is_customer_default', '=', 1).execute();
+}
+
 export async function insertGroup(db: Executor, customerId: number, values: {
   name: string; isDefault: boolean; isCustomerDefault: boolean; attributes: Record<string, string>; now: number;
 }): Promise<number> {

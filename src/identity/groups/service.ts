@@ -44,6 +44,7 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
 
   async function upsertOnce(customerId: number, groups: GroupInput[]): Promise<void> {
     await db.transaction().execute(async (trx) => {
+      await repo.lockCustomerGroups(trx, customerId);
       const now = clock.now();
       const existing = new Map((await repo.findGroupsByNames(trx, customerId, groups.map((g) => g.name)))
         .map((g) => [g.name.toLowerCase(), g]));
@@ -78,7 +79,8 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
         seen.add(key);
       });
       if (groups.filter((g) => g.isDefault).length > 1) throw new Invalid('groups', 'may mark at most one group as default');
-      // Two requests creating the same group race on the unique index: the loser retries as an update.
+      // lockCustomerGroups serialises upserts; should two inserts of one name still meet on the
+      // unique index, the loser retries and finds the group.
       for (let attempt = 0; ; attempt++) {
         try { return await upsertOnce(customerId, groups); } catch (error) {
           if (!isUniqueViolation(error) || attempt >= 3) throw error;

@@ -64,6 +64,14 @@ const includeExpiryQuery = {
   properties: { includePwdExpDttm: { type: 'string', enum: ['true', 'false'] } },
 } as const;
 
+/** The spec's get table spells the field `Username`, its sample `username`: both are read. */
+async function acceptCapitalisedUsername(request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | null;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && body.username === undefined && body.Username !== undefined) {
+    body.username = body.Username;
+  }
+}
+
 type WriteBody = Record<string, unknown> & {
   username: string; email?: string; firstName?: string; lastName?: string; phone?: string;
   password?: string; alternateEmail?: string;
@@ -134,6 +142,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
 
   app.post('/admin/users/get', {
     config: { adminErrors: 'get-user' },
+    preValidation: acceptCapitalisedUsername,
     schema: { tags, summary: 'Fetch one user by username or e-mail', querystring: includeExpiryQuery, body: byUsername, response: { 200: getUserResponseSchema } },
   }, async (request) => {
     const user = await users.getWithGroups(request.customer.id, (request.body as { username: string }).username);
@@ -141,6 +150,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
   });
 
   app.post('/admin/users/search', {
+    preValidation: acceptCapitalisedUsername,
     schema: {
       tags, summary: 'Extension: look a user up without an error status (USER_FOUND / USER_NOT_FOUND)',
       body: byUsername, response: { 200: getUserResponseSchema },

@@ -33,11 +33,13 @@ export interface UsersService {
   count(customerId: number): Promise<number>;
   /** @throws NotFound; Invalid('oldPassword') when it is wrong; Invalid('password') when equal or weak. */
   changePassword(customerId: number, login: string, oldPassword: string, newPassword: string): Promise<void>;
-  /** The user when `password` is theirs; unknown users take as long as wrong passwords. */
+  /** The user when `password` is theirs and they are enabled; unknown users take as long as wrong passwords. */
   verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined>;
   setSecondFactorType(db: Executor, customerId: number, userId: number, type: string): Promise<void>;
   findUsersByEmails(db: Executor, customerId: number, emails: string[]): Promise<User[]>;
 }
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 function pickLogin(candidates: User[], login: string): User | undefined {
   const norm = repo.normalise(login);
@@ -57,16 +59,17 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     return user;
   }
 
-  /** Turns a unique-index failure into the Conflict that names the taken field. */
-  async function explainConflict(customerId: number, username: string, email: string | undefined, selfId?: number): Promise<Conflict> {
-    const byUsername = await repo.findUserByUsername(db, customerId, username);
-    if (byUsername && byUsername.id !== selfId) return new Conflict('user_exists', { field: 'username' }, 'a user with this username already exists');
-    return new Conflict('user_exists', { field: 'email' }, 'a user with this email already exists');
+  const emailTaken = () => new Conflict('user_exists', { field: 'email' }, 'a user with this email already exists');
+
+  /** Turns a unique-index failure on create into the Conflict that names the taken field. */
+  async function explainConflict(customerId: number, username: string): Promise<Conflict> {
+    if (await repo.findUserByUsername(db, customerId, username)) return new Conflict('user_exists', { field: 'username' }, 'a user with this username already exists');
+    return emailTaken();
   }
 
   return {
     async create(customerId, input) {
-      const email = input.email ?? (input.username.includes('@') ? input.username : undefined);
+      const email = input.email ?? (EMAIL.test(input.username) ? input.username : undefined);
       if (email === undefined) throw new Invalid('email', 'is required');
       if (input.firstName === undefined) throw new Invalid('firstName', 'is required');
       if (input.lastName === undefined) throw new Invalid('lastName', 'is required');
@@ -92,7 +95,7 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
           return user;
         });
       } catch (error) {
-        if (isUniqueViolation(error)) throw await explainConflict(customerId, input.username, email);
+        if (isUniqueViolation(error)) throw await explainConflict(customerId, input.username);
         throw error;
       }
     },
@@ -102,8 +105,10 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       try {
         return await db.transaction().execute(async (trx) => {
-          const current = await repo.findUserByUsername(trx, customerId, input.username)
+          const found = await repo.findUserByUsername(trx, customerId, input.username)
             ?? pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
+          // Concurrent updates of one user apply one after the other: none loses the other's attributes.
+          const current = found && await repo.lockUser(trx, customerId, found.id);
           if (!current) throw new NotFound('user', 'Invalid username or email.');
           const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
           const hasAttributes = Object.keys(input.customAttributes).length > 0;
@@ -122,7 +127,8 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
           return updated ?? current;
         });
       } catch (error) {
-        if (isUniqueViolation(error)) throw await explainConflict(customerId, '\u0000', input.email);
+        // The username never changes on update: only the e-mail can collide.
+        if (isUniqueViolation(error)) throw emailTaken();
         throw error;
       }
     },
@@ -150,7 +156,8 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     async remove(customerId, login) {
       await db.transaction().execute(async (trx) => {
         const user = await requireUser(customerId, login, trx);
-        await repo.deleteUser(trx, customerId, user.id);
+        // A concurrent delete may have won since the lookup: then this one deleted nothing.
+        if (!(await repo.deleteUser(trx, customerId, user.id))) throw new NotFound('user', 'Invalid username or email.');
       });
     },
 
@@ -171,7 +178,9 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
       if (hash === null || !(await verifyPassword(hash, oldPassword))) throw new Invalid('oldPassword', 'is incorrect');
       if (oldPassword === newPassword) throw new Invalid('password', 'must differ from the current password');
       checkPasswordRule(newPassword);
-      await repo.updateUser(db, customerId, user.id, { passwordHash: await hashPassword(newPassword), bumpCredentials: true, now: clock.now() });
+      const replaced = await repo.replacePasswordHash(db, customerId, user.id, hash, await hashPassword(newPassword), clock.now());
+      // Another change won meanwhile: the old password given is no longer the current one.
+      if (!replaced) throw new Invalid('oldPassword', 'is incorrect');
     },
 
     async verifyCredentials(customerId, login, password) {
@@ -181,7 +190,8 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
         await verifyAgainstDummy(password);
         return undefined;
       }
-      return (await verifyPassword(hash, password)) ? user : undefined;
+      // A disabled user's password still verifies (same time either way) but signs nobody in.
+      return (await verifyPassword(hash, password)) && !user.isDisabled ? user : undefined;
     },
 
     async setSecondFactorType(exec, customerId, userId, type) {

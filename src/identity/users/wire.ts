@@ -4,6 +4,34 @@ import { CUSTOM_ATTRIBUTE_COUNT, type UserWithGroups } from './types.ts';
 
 const customAttributeNames = Array.from({ length: CUSTOM_ATTRIBUTE_COUNT }, (_, i) => `customAttribute${i + 1}`);
 
+/** customAttributeN -> N-1: set attributes are listed in order without probing all fifty names per user. */
+const customAttributeIndex = new Map(customAttributeNames.map((name, i) => [name, i]));
+
+const clockTimes = Array.from({ length: 1440 }, (_, m) => `T${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}Z`);
+const dayTexts = new Map<number, string>();
+
+/**
+ * toMinuteUtc's `YYYY-MM-DDTHH:MMZ`, three times faster: a listing formats two dates per user and
+ * Date#toISOString was 60% of the wire mapping (bench/). The day part is still Date's, cached per day.
+ */
+function formatMinuteUtc(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  const days = Math.floor(minutes / 1440);
+  let day = dayTexts.get(days);
+  if (day === undefined) {
+    day = toMinuteUtc(days * 86_400_000).slice(0, 10);
+    if (dayTexts.size >= 4096) dayTexts.clear();
+    dayTexts.set(days, day);
+  }
+  return day + clockTimes[minutes - days * 1440];
+}
+
+function listCustomAttributes(attributes: Record<string, string>): { name: string; value: string }[] {
+  const names = Object.keys(attributes).filter((name) => customAttributeIndex.has(name));
+  if (names.length > 1) names.sort((a, b) => customAttributeIndex.get(a)! - customAttributeIndex.get(b)!);
+  return names.map((name) => ({ name, value: attributes[name] }));
+}
+
 const customAttributeProperties = Object.fromEntries(customAttributeNames.map((n) => [n, { type: 'string' }]));
 
 export const userRecordSchema = {
@@ -75,8 +103,8 @@ export function toWireUser(user: UserWithGroups, options: WireOptions): Record<s
     secondFactorAuthType: user.secondFactorType,
     primaryEmail: user.email,
     idpEnabled: user.idpEnabled,
-    creationDttm: toMinuteUtc(user.createdAt),
-    lastUpdatedDttm: toMinuteUtc(user.updatedAt),
+    creationDttm: formatMinuteUtc(user.createdAt),
+    lastUpdatedDttm: formatMinuteUtc(user.updatedAt),
     username: user.username,
     lastVerifiedDttm: user.lastVerifiedAt,
     phoneVerified: user.phoneVerified,
@@ -87,15 +115,13 @@ export function toWireUser(user: UserWithGroups, options: WireOptions): Record<s
     sourceType: user.sourceType,
     sourceIdentifier: user.sourceIdentifier,
     groups: user.groups,
-    customAttributesAsList: customAttributeNames
-      .filter((name) => user.customAttributes[name] !== undefined)
-      .map((name) => ({ name, value: user.customAttributes[name] })),
+    customAttributesAsList: listCustomAttributes(user.customAttributes),
     ...user.customAttributes,
     customAttribute50: user.customAttributes.customAttribute50 ?? '',
   };
   if (options.includeRole) record.role = user.role;
   if (options.includePasswordExpiry && options.passwordExpiryDays !== null && user.passwordChangedAt !== null) {
-    record.passwordExpiryDate = toMinuteUtc(user.passwordChangedAt + options.passwordExpiryDays * 86_400_000);
+    record.passwordExpiryDate = formatMinuteUtc(user.passwordChangedAt + options.passwordExpiryDays * 86_400_000);
   }
   return record;
 }

@@ -29,6 +29,19 @@ export interface Principal {
   capabilities(): Promise<Capabilities>;
 }
 
+/** What the protection plugin knows of a site user: enough to check them on every request. */
+export interface SiteUser {
+  id: number;
+  username: string;
+  email: string;
+  /** The user's role, upper case (END_USER unless set otherwise). */
+  role: string;
+  /** False when disabled or marked for deletion: every credential of the user is refused. */
+  isActive: boolean;
+  /** Bumped on password change and disable; a JWT carries it as `ver` and must match. */
+  credentialsVersion: number;
+}
+
 /** Basic or Bearer credential as the API-token verifier receives it. */
 export type ApiTokenCredential =
   | { scheme: 'basic'; username: string; token: string }
@@ -37,6 +50,18 @@ export type ApiTokenCredential =
 export interface ApiTokenVerifier {
   /** @throws Unauthenticated('INVALID_API_TOKEN', 'apitoken') for an unknown, expired, revoked or foreign token. */
   verify(credential: ApiTokenCredential): Promise<Principal>;
+}
+
+/** A verified site API key: the site's default key (no user) or a user's key. */
+export interface VerifiedApiKey {
+  id: number;
+  /** null for the default key; else the key's user as they are now (the plugin checks isActive). */
+  user: SiteUser | null;
+}
+
+export interface ApiKeyVerifier {
+  /** @throws Unauthenticated('INVALID_API_KEY', 'apikey') for an unknown, revoked or expired key. */
+  verify(key: string): Promise<VerifiedApiKey>;
 }
 
 declare module 'fastify' {

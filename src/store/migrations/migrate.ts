@@ -1,15 +1,26 @@
 /** Runs every migration not yet applied, in order; safe when several nodes start at once (Kysely's lock). */
-import { Migrator, type Migration } from 'kysely';
+import { Migrator, sql, type Migration } from 'kysely';
 import type { Store } from '../db.ts';
 import { customersMigration } from './0001-customers.ts';
 import { usersGroupsMigration } from './0002-users-groups.ts';
+import { mfaMigration } from './0003-mfa.ts';
+import { siteMigration } from './0004-site.ts';
+import { apiTokensMigration } from './0005-api-tokens.ts';
 
 export async function migrate(store: Store): Promise<void> {
   const migrations: Record<string, Migration> = {
     '0001-customers': customersMigration(store.dialect),
     '0002-users-groups': usersGroupsMigration(store.dialect),
+    '0003-mfa': mfaMigration(),
+    '0004-site': siteMigration(store.dialect),
+    '0005-api-tokens': apiTokensMigration(store.dialect),
   };
-  const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+  // Kysely looks for its migration tables in every schema unless told one: with a second schema in
+  // the database (tests use one per process) it would find that one's tables and skip creating ours.
+  const schema = store.dialect === 'postgres'
+    ? (await sql<{ name: string | null }>`select current_schema() as name`.execute(store.db)).rows[0]?.name ?? undefined
+    : undefined;
+  const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;

@@ -1,0 +1,170 @@
+/**
+ * The parent's handle on the server under test (bench/server.ts in a child process): start it,
+ * ask it for ceilings, read its resident memory from /proc, stop it.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { ChildMessage, Face, ParentMessage } from './server.ts';
+
+export interface ServerHandle {
+  pid: number;
+  ports: Record<Face, number>;
+  /** Starts a ceiling for one request: the real route's answer, served by a bare Fastify. */
+  startCeiling(request: { face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<Ceiling>;
+  /** The server's own view: V8 heap, external and array buffers (bytes). */
+  memoryUsage(): Promise<NodeJS.MemoryUsage>;
+  /** Resident set size now, in MiB (undefined where /proc is missing). */
+  rssMiB(): number | undefined;
+  /**
+   * Waits (at most `maxSeconds`) for an idle server's RSS to settle: V8's memory reducer gives heap
+   * back some 30 s after the last activity. Returns the RSS when it stopped falling.
+   */
+  settledRssMiB(maxSeconds: number): Promise<number | undefined>;
+  /** Samples RSS while `work` runs and returns its peak (kernel high-water mark when available). */
+  peakRssDuring<T>(work: () => Promise<T>): Promise<{ result: T; peakMiB: number | undefined }>;
+  /** CPU-profiles the server while `work` runs; writes a .cpuprofile (Chrome DevTools format) to `path`. */
+  profile<T>(path: string, work: () => Promise<T>): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export interface Ceiling {
+  port: number;
+  status: number;
+  /** The real route's response body, byte for byte. */
+  body: string;
+  close(): Promise<void>;
+}
+
+const serverPath = fileURLToPath(new URL('./server.ts', import.meta.url));
+
+function readStatusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resets VmHWM to the current RSS (Linux clear_refs "5"); false when not permitted. */
+function resetHighWaterMark(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function startServer(options: {
+  database: string;
+  schema?: string;
+  dataDir: string;
+  logLevel: string;
+  nodeFlags?: string[];
+}): Promise<ServerHandle> {
+  const args = ['--database', options.database, '--data-dir', options.dataDir, '--log-level', options.logLevel];
+  if (options.schema) args.push('--schema', options.schema);
+  const child: ChildProcess = fork(serverPath, args, {
+    execArgv: ['--import', 'tsx', ...(options.nodeFlags ?? [])],
+    // Logs go where a deployment would send them; the bench only needs them to be written.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let nextId = 1;
+  const waiting = new Map<number, { resolve: (m: ChildMessage) => void; reject: (e: Error) => void }>();
+  let exited: Promise<void> = new Promise((resolve) => child.once('exit', () => resolve()));
+
+  const ports = await new Promise<Record<Face, number>>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the bench server exited during start (code ${code})`)));
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'ready') { resolve(message.ports); return; }
+      const id = message.id;
+      const pending = waiting.get(id);
+      if (!pending) return;
+      waiting.delete(id);
+      if (message.type === 'error') pending.reject(new Error(`bench server: ${message.message}`));
+      else pending.resolve(message);
+    });
+  });
+  child.on('exit', (code) => {
+    for (const pending of waiting.values()) pending.reject(new Error(`the bench server exited (code ${code})`));
+    waiting.clear();
+  });
+
+  const ask = (message: ParentMessage & { id: number }) => new Promise<ChildMessage>((resolve, reject) => {
+    waiting.set(message.id, { resolve, reject });
+    child.send(message);
+  });
+
+  const pid = child.pid!;
+  const rssMiB = () => {
+    const kib = readStatusKiB(pid, 'VmRSS');
+    return kib === undefined ? undefined : kib / 1024;
+  };
+
+  return {
+    pid,
+    ports,
+    rssMiB,
+    async startCeiling(request) {
+      const id = nextId++;
+      const answer = await ask({ type: 'ceiling', id, ...request });
+      if (answer.type !== 'ceiling') throw new Error(`unexpected answer ${answer.type}`);
+      return {
+        port: answer.port,
+        status: answer.status,
+        body: answer.body,
+        close: async () => { await ask({ type: 'ceiling-close', id }); },
+      };
+    },
+    async settledRssMiB(maxSeconds) {
+      const samples: number[] = [];
+      const first = rssMiB();
+      if (first === undefined) return undefined;
+      for (let t = 0; t < maxSeconds; t++) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        samples.push(rssMiB() ?? first);
+        const recent = samples.slice(-3);
+        // Settled: fell by a tenth or more, then held for three seconds.
+        if (recent.length === 3 && Math.min(...recent) <= first * 0.9 && Math.max(...recent) - Math.min(...recent) < 1) break;
+      }
+      return samples.length ? samples[samples.length - 1] : first;
+    },
+    async peakRssDuring(work) {
+      const hwm = resetHighWaterMark(pid);
+      let peak = rssMiB() ?? 0;
+      const timer = setInterval(() => { peak = Math.max(peak, rssMiB() ?? 0); }, 100);
+      try {
+        const result = await work();
+        peak = Math.max(peak, rssMiB() ?? 0);
+        const high = hwm ? readStatusKiB(pid, 'VmHWM') : undefined;
+        if (high !== undefined) peak = Math.max(peak, high / 1024);
+        return { result, peakMiB: peak > 0 ? peak : undefined };
+      } finally {
+        clearInterval(timer);
+      }
+    },
+    async memoryUsage() {
+      const answer = await ask({ type: 'memory', id: nextId++ });
+      if (answer.type !== 'memory') throw new Error(`unexpected answer ${answer.type}`);
+      return answer.usage;
+    },
+    async profile(path, work) {
+      await ask({ type: 'profile-start', id: nextId++ });
+      try {
+        return await work();
+      } finally {
+        await ask({ type: 'profile-stop', id: nextId++, path });
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.connected) child.send({ type: 'stop' } satisfies ParentMessage);
+      const timeout = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timeout);
+      exited = Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * What a scenario sees: the seeded data, request builders (signed admin requests), and three verbs —
+ * `compare` (ceiling vs real route), `measure` (real route only) and `check` (a target). Results are
+ * collected here and printed by report.ts. A new scenario is a `Scenario` object in scenarios/.
+ */
+import { join } from 'node:path';
+import type { Composition } from '../src/compose.ts';
+import type { CreatedCustomer } from '../src/identity/customers/service.ts';
+import type { ServerHandle } from './child.ts';
+import { adminSigner, encodeBody, headersOf, runLoad, summarise, type LoadRun, type LoadStats, type RequestSpec } from './load.ts';
+import type { BenchOptions } from './options.ts';
+
+export interface Scenario {
+  /** Used by --only (prefix match) and in the report. */
+  name: string;
+  summary: string;
+  run(bench: Bench): Promise<void>;
+}
+
+export interface Target {
+  /** `>=`: the value must reach the threshold; `<=`: it must not exceed it. */
+  op: '>=' | '<=';
+  threshold: number;
+  /** Where the target comes from, e.g. "issue 2". */
+  source?: string;
+}
+
+export interface MeasurementRow extends LoadStats {
+  scenario: string;
+  label: string;
+  kind: 'ceiling' | 'real';
+  /** Real / ceiling requests per second (real rows of a comparison only). */
+  ratio?: number;
+  target?: Target;
+  pass?: boolean;
+  /** Peak server RSS during this measurement, MiB. */
+  peakRssMiB?: number;
+}
+
+export interface CheckRow {
+  scenario: string;
+  label: string;
+  value: number;
+  unit: string;
+  target: Target;
+  pass: boolean;
+  note?: string;
+}
+
+export interface Bench {
+  options: BenchOptions;
+  store: BenchOptions['store'];
+  /** Seeded users: benchUsername(1..users). */
+  users: number;
+  customer: CreatedCustomer;
+  /** Services on the same database as the server under test, for a scenario's own setup. */
+  composition: Composition;
+  server: ServerHandle;
+  /** A signed admin request (fresh Timestamp and digest per request) on the identity face. */
+  admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
+  /**
+   * The ceiling and the real route (and `others`, real routes measured alongside, e.g. a deeper
+   * page) in interleaved slices, so drifting background load hits all alike; records real/ceiling.
+   */
+  compare(label: string, spec: RequestSpec, target?: Target, others?: { label: string; spec: RequestSpec }[]):
+    Promise<{ ceiling: MeasurementRow; real: MeasurementRow; others: MeasurementRow[] }>;
+  /** The real route alone. */
+  measure(label: string, spec: RequestSpec): Promise<MeasurementRow>;
+  check(label: string, value: number, unit: string, target: Target, note?: string): CheckRow;
+  /** A line in the report (what a figure means, a caveat). */
+  note(text: string): void;
+}
+
+export interface Collected {
+  measurements: MeasurementRow[];
+  checks: CheckRow[];
+  notes: string[];
+  /** With --profile: the .cpuprofile files of each real measurement, by label. */
+  profiles: Record<string, string[]>;
+}
+
+export function passes(value: number, target: Target): boolean {
+  return target.op === '>=' ? value >= target.threshold : value <= target.threshold;
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+export function describeRow(row: MeasurementRow): string {
+  const parts = [
+    `${row.label.padEnd(28)} ${row.kind.padEnd(7)}`,
+    `${Math.round(row.requestsPerSecond).toLocaleString('en-US').padStart(8)} req/s`,
+    `p50 ${fmt(row.p50Ms).padStart(6)} ms`,
+    `p99 ${fmt(row.p99Ms).padStart(6)} ms`,
+  ];
+  if (row.ratio !== undefined) parts.push(`ratio ${fmt(row.ratio)}`);
+  if (row.target) parts.push(`target ${row.target.op} ${row.target.threshold}  ${row.pass ? 'PASS' : 'FAIL'}`);
+  if (row.failed > 0) parts.push(`(${row.failed} failed: ${JSON.stringify(row.statusCodes)})`);
+  return parts.join('  ');
+}
+
+export function createBench(deps: {
+  options: BenchOptions;
+  users: number;
+  customer: CreatedCustomer;
+  composition: Composition;
+  server: ServerHandle;
+  collected: Collected;
+  /** Set with --profile: where the server's CPU profiles of real measurements go. */
+  profileDir?: string;
+  log: (line: string) => void;
+}): { bench: Bench; setScenario(name: string): void } {
+  const { options, server, collected, log } = deps;
+  let scenario = '';
+  const sign = adminSigner(deps.customer.customerKey, deps.customer.apiKey);
+  const port = (spec: RequestSpec) => server.ports[spec.face];
+
+  const load = async (p: number, spec: RequestSpec, seconds: number, profileLabel?: string) => {
+    const work = () => runLoad(p, spec, seconds, options.connections);
+    let measured = work;
+    if (profileLabel && deps.profileDir) {
+      const files = (collected.profiles[profileLabel] ??= []);
+      const path = join(deps.profileDir, `${profileLabel.replace(/[^A-Za-z0-9]+/g, '-')}-${files.length + 1}.cpuprofile`);
+      files.push(path);
+      measured = () => server.profile(path, work);
+    }
+    const { result, peakMiB } = await server.peakRssDuring(measured);
+    return { run: result, peakMiB };
+  };
+
+  const row = (label: string, kind: MeasurementRow['kind'], runs: LoadRun[], peaks: (number | undefined)[]): MeasurementRow => {
+    const known = peaks.filter((p): p is number => p !== undefined);
+    return {
+      scenario, label, kind, ...summarise(runs),
+      ...(known.length ? { peakRssMiB: Math.max(...known) } : {}),
+    };
+  };
+
+  const finish = (r: MeasurementRow) => {
+    collected.measurements.push(r);
+    log(describeRow(r));
+    if (r.failed > 0 && r.ok === 0) throw new Error(`${r.label}: every request failed: ${JSON.stringify(r.statusCodes)}`);
+    return r;
+  };
+
+  const bench: Bench = {
+    options,
+    store: options.store,
+    users: deps.users,
+    customer: deps.customer,
+    composition: deps.composition,
+    server,
+
+    admin(path, body, method = 'POST') {
+      return {
+        face: 'identity',
+        method,
+        path,
+        ...(body !== undefined ? { body } : {}),
+        dynamicHeaders: sign,
+      };
+    },
+
+    async compare(label, spec, target, others = []) {
+      const ceiling = await server.startCeiling({
+        face: spec.face, method: spec.method, url: spec.path, headers: headersOf(spec),
+        ...(spec.body !== undefined ? { payload: encodeBody(spec) } : {}),
+      });
+      try {
+        // The ceiling must answer byte for byte what the real route answered.
+        const check = await fetch(`http://127.0.0.1:${ceiling.port}${spec.path}`, {
+          method: spec.method, headers: headersOf(spec), ...(spec.body !== undefined ? { body: encodeBody(spec) } : {}),
+        });
+        const echoed = await check.text();
+        if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
+        const entries = [
+          { label, port: ceiling.port, spec, profile: undefined as string | undefined },
+          { label, port: port(spec), spec, profile: label },
+          ...others.map((o) => ({ label: o.label, port: port(o.spec), spec: o.spec, profile: o.label })),
+        ];
+        const runs = entries.map(() => [] as LoadRun[]);
+        const peaks = entries.map(() => [] as (number | undefined)[]);
+        if (options.warmupSeconds > 0) for (const e of entries) await runLoad(e.port, e.spec, options.warmupSeconds, options.connections);
+        // Short slices in blocks that alternate forward and backward (ABBA for two): background
+        // load that drifts during the run hits every side alike.
+        const blocks = Math.max(2, 2 * Math.round(options.durationSeconds / 4));
+        for (let b = 0; b < blocks; b++) {
+          const order = entries.map((_, i) => i);
+          if (b % 2 === 1) order.reverse();
+          for (const i of order) {
+            const { run, peakMiB } = await load(entries[i].port, entries[i].spec, options.durationSeconds / blocks, entries[i].profile);
+            runs[i].push(run);
+            peaks[i].push(peakMiB);
+          }
+        }
+        const c = finish(row(label, 'ceiling', runs[0], []));
+        const r = row(label, 'real', runs[1], peaks[1]);
+        r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN;
+        if (target) { r.target = target; r.pass = passes(r.ratio, target); }
+        finish(r);
+        return { ceiling: c, real: r, others: others.map((o, k) => finish(row(o.label, 'real', runs[k + 2], peaks[k + 2]))) };
+      } finally {
+        await ceiling.close();
+      }
+    },
+
+    async measure(label, spec) {
+      if (options.warmupSeconds > 0) await runLoad(port(spec), spec, options.warmupSeconds, options.connections);
+      const { run, peakMiB } = await load(port(spec), spec, options.durationSeconds, label);
+      return finish(row(label, 'real', [run], [peakMiB]));
+    },
+
+    check(label, value, unit, target, note) {
+      const c: CheckRow = { scenario, label, value, unit, target, pass: passes(value, target), ...(note ? { note } : {}) };
+      collected.checks.push(c);
+      log(`${label.padEnd(36)} ${fmt(value)} ${unit}  target ${target.op} ${target.threshold}  ${c.pass ? 'PASS' : 'FAIL'}${note ? `  (${note})` : ''}`);
+      return c;
+    },
+
+    note(text) {
+      collected.notes.push(`${scenario}: ${text}`);
+      log(`  note: ${text}`);
+    },
+  };
+  return { bench, setScenario: (name) => { scenario = name; } };
+}

@@ -1,0 +1,165 @@
+/**
+ * `npm run bench`: seeds a fresh store (SQLite in a temporary directory, or a fresh PostgreSQL
+ * schema), starts the server under test in a child process, runs every scenario with autocannon
+ * from this process, prints each figure against its target, a summary table, and writes the same
+ * as JSON in the temporary directory. Results are never written into the repository.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { compose, type Composition } from '../src/compose.ts';
+import { loadConfig } from '../src/config.ts';
+import { createStore, type Store } from '../src/store/db.ts';
+import { startServer, type ServerHandle } from './child.ts';
+import { createBench, passes, type CheckRow, type Collected, type Target } from './harness.ts';
+import { parseOptions, USAGE, type BenchOptions } from './options.ts';
+import { formatProfile, summariseProfiles } from './profile.ts';
+import { describeMemory, formatSummary, heapFigures, type Report } from './report.ts';
+import { scenarios } from './scenarios/index.ts';
+import { seedUsers } from './seed.ts';
+
+/** Issue 2's memory targets, MiB. */
+const RSS_IDLE_MAX = 128;
+const RSS_LOAD_MAX = 256;
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Database { url: string; schema?: string; drop(): Promise<void> }
+
+function openDatabase(options: BenchOptions, dir: string): Database {
+  if (options.store === 'sqlite') {
+    const url = join(dir, 'latchkey.sqlite');
+    return { url, drop: async () => { if (!options.keep) for (const suffix of ['', '-wal', '-shm']) rmSync(url + suffix, { force: true }); } };
+  }
+  const schema = `lk_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  return {
+    url: options.postgresUrl,
+    schema,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: options.postgresUrl });
+      await client.connect();
+      try { await client.query(`drop schema if exists ${schema} cascade`); } finally { await client.end(); }
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  if (options.help) { process.stdout.write(USAGE); return; }
+  // A name selects that scenario; a string that names none selects every scenario it prefixes.
+  const matches = (name: string, wanted: string) => name === wanted || (!scenarios.some((s) => s.name === wanted) && name.startsWith(wanted));
+  const selected = options.only.length === 0 ? scenarios : scenarios.filter((s) => options.only.some((o) => matches(s.name, o)));
+  if (selected.length === 0) throw new Error(`--only matches no scenario; there are: ${scenarios.map((s) => s.name).join(', ')}`);
+
+  const startedAt = new Date();
+  const loadAverageStart = loadavg();
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-bench-'));
+  const database = openDatabase(options, dir);
+  let store: Store | undefined;
+  let composition: Composition | undefined;
+  let server: ServerHandle | undefined;
+  let interrupted = false;
+  const cleanUp = async () => {
+    await server?.stop().catch(() => {});
+    await store?.close().catch(() => {});
+    await database.drop().catch((error: unknown) => process.stderr.write(`could not drop the bench database: ${(error as Error).message}\n`));
+  };
+  process.once('SIGINT', () => {
+    interrupted = true;
+    process.stderr.write('\ninterrupted: cleaning up\n');
+    void cleanUp().finally(() => process.exit(130));
+  });
+
+  try {
+    log(`latchkey bench: ${options.store}${database.schema ? ` (schema ${database.schema})` : ''}, ${options.users.toLocaleString('en-US')} users, `
+      + `scenarios ${selected.map((s) => s.name).join(', ')}; working directory ${dir}`);
+    const config = loadConfig({ LATCHKEY_DATA_DIR: dir, LATCHKEY_DATABASE_URL: database.url, LATCHKEY_LOG_LEVEL: 'silent' });
+    store = await createStore(database.url, { ...(database.schema ? { schema: database.schema } : {}), poolSize: 4 });
+    composition = await compose(config, { store });
+    const customer = await composition.services.customers.create({ email: 'bench@bench.example', displayName: 'Bench' });
+    const seed = await seedUsers(store, customer.customerId, options.users);
+    log(`seeded ${seed.users.toLocaleString('en-US')} users in ${seed.seconds.toFixed(1)} s`);
+
+    server = await startServer({ database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags });
+    await sleep(2000);
+    const rss: Report['rss'] = { startedMiB: server.rssMiB() };
+    log(`server pid ${server.pid}: identity on 127.0.0.1:${server.ports.identity}; 2 s after start RSS ${rss.startedMiB?.toFixed(1) ?? 'n/a'} MiB`);
+    if (options.idleSeconds > 0) {
+      process.stderr.write(`waiting up to ${options.idleSeconds} s for the idle server's memory to settle…\n`);
+      rss.idleBeforeMiB = await server.settledRssMiB(options.idleSeconds);
+    } else rss.idleBeforeMiB = server.rssMiB();
+    rss.heapBefore = heapFigures(await server.memoryUsage());
+    log(`idle before load: ${describeMemory(rss.idleBeforeMiB, rss.heapBefore)}`);
+
+    const collected: Collected = { measurements: [], checks: [], notes: [], profiles: {} };
+    const { bench, setScenario } = createBench({
+      options, users: options.users, customer, composition, server, collected, log,
+      ...(options.profile ? { profileDir: dir } : {}),
+    });
+    for (const scenario of selected) {
+      if (interrupted) return;
+      setScenario(scenario.name);
+      log(`\n== ${scenario.name}: ${scenario.summary}`);
+      await scenario.run(bench);
+    }
+
+    const peaks = collected.measurements.filter((m) => m.kind === 'real' && m.peakRssMiB !== undefined).map((m) => m.peakRssMiB!);
+    if (peaks.length) rss.peakUnderLoadMiB = Math.max(...peaks);
+    await sleep(3000);
+    rss.afterLoadMiB = server.rssMiB();
+    if (options.idleSeconds > 0) {
+      process.stderr.write(`waiting up to ${options.idleSeconds} s for the idle server's memory to settle…\n`);
+      rss.idleAfterMiB = await server.settledRssMiB(options.idleSeconds);
+    } else rss.idleAfterMiB = rss.afterLoadMiB;
+    rss.heapAfter = heapFigures(await server.memoryUsage());
+    log(`\nafter load: RSS ${rss.afterLoadMiB?.toFixed(1) ?? 'n/a'} MiB 3 s after; idle ${describeMemory(rss.idleAfterMiB, rss.heapAfter)}`);
+    const rssCheck = (label: string, value: number | undefined, target: Target) => {
+      if (value === undefined) return;
+      const row: CheckRow = { scenario: 'server', label, value, unit: 'MiB', target, pass: passes(value, target) };
+      collected.checks.push(row);
+    };
+    const idleNote = options.idleSeconds > 0 ? 'settled' : 'at once';
+    rssCheck(`RSS idle before load (${idleNote})`, rss.idleBeforeMiB, { op: '<=', threshold: RSS_IDLE_MAX, source: 'issue 2' });
+    rssCheck(`RSS idle after load (${idleNote})`, rss.idleAfterMiB, { op: '<=', threshold: RSS_IDLE_MAX, source: 'issue 2' });
+    rssCheck('RSS peak under load (real routes)', rss.peakUnderLoadMiB, { op: '<=', threshold: RSS_LOAD_MAX, source: 'issue 2' });
+
+    await server.stop();
+    server = undefined;
+
+    const report: Report = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine: { node: process.version, platform: process.platform, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', loadAverageStart, loadAverageEnd: loadavg() },
+      options: { ...options, postgresUrl: options.store === 'postgres' ? options.postgresUrl.replace(/\/\/[^@/]*@/, '//***@') : undefined },
+      seed,
+      measurements: collected.measurements,
+      checks: collected.checks,
+      rss,
+      notes: collected.notes,
+    };
+    const resultsPath = join(dir, 'latest.json');
+    writeFileSync(resultsPath, JSON.stringify(report, null, 2) + '\n');
+
+    if (options.profile) {
+      for (const [label, files] of Object.entries(collected.profiles)) log(`\n${formatProfile(label, summariseProfiles(files))}\n  files: ${files.join(' ')}`);
+    }
+    log(`\n${formatSummary(report, collected)}`);
+    log(`\nresults: ${resultsPath}`);
+    const failed = collected.checks.filter((c) => !c.pass).length + collected.measurements.filter((m) => m.pass === false).length;
+    if (failed > 0) log(`${failed} target(s) missed (a benchmark, not a test: the exit code stays 0)`);
+  } finally {
+    await cleanUp();
+    log(options.store === 'sqlite'
+      ? (options.keep ? `the database is kept in ${dir}` : '(the SQLite database was removed; --keep keeps it)')
+      : `(schema ${database.schema} was dropped)`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${(error as Error).stack ?? error}\n`);
+  process.exitCode = 1;
+});

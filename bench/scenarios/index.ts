@@ -1,0 +1,5 @@
+/** Every scenario, in run order. Add one: write a Scenario (see users.ts) and list it here. */
+import type { Scenario } from '../harness.ts';
+import { usersGet, usersGetAll } from './users.ts';
+
+export const scenarios: Scenario[] = [usersGet, usersGetAll];

@@ -1,0 +1,175 @@
+/**
+ * The server under test, in its own process (forked by bench/run.ts) so the load generator never
+ * shares its event loop: both Latchkey faces as `npm start` builds them, on 127.0.0.1 ports chosen
+ * by the OS, plus on request a "ceiling": a bare Fastify (no auth, no database, no hooks) that
+ * answers one route with the body captured from the real route and the real route's response
+ * schema, so serialisation costs the same and the difference is everything Latchkey adds.
+ *
+ *   node --import tsx bench/server.ts --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
+ *
+ * It can also CPU-profile chosen stretches (node:inspector), written as .cpuprofile files.
+ *
+ * Talks to the parent over the IPC channel (see ChildMessage / ParentMessage).
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify';
+import { compose } from '../src/compose.ts';
+import { loadConfig } from '../src/config.ts';
+import { createStore } from '../src/store/db.ts';
+
+export type Face = 'identity' | 'site';
+
+export type ParentMessage =
+  | { type: 'ceiling'; id: number; face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }
+  | { type: 'ceiling-close'; id: number }
+  | { type: 'memory'; id: number }
+  | { type: 'profile-start'; id: number }
+  | { type: 'profile-stop'; id: number; path: string }
+  | { type: 'stop' };
+
+export type ChildMessage =
+  | { type: 'ready'; ports: Record<Face, number> }
+  | { type: 'ceiling'; id: number; port: number; status: number; body: string }
+  | { type: 'done'; id: number }
+  | { type: 'memory'; id: number; usage: NodeJS.MemoryUsage }
+  | { type: 'error'; id: number; message: string };
+
+function argument(name: string): string | undefined {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+}
+
+const send = (message: ChildMessage) => process.send?.(message);
+
+async function main(): Promise<void> {
+  const database = argument('database');
+  const dataDir = argument('data-dir');
+  if (!database || !dataDir) throw new Error('usage: server.ts --database <url> --data-dir <dir> [--schema s] [--log-level l]');
+  const schema = argument('schema');
+  const config = loadConfig({
+    LATCHKEY_DATABASE_URL: database,
+    LATCHKEY_DATA_DIR: dataDir,
+    LATCHKEY_LOG_LEVEL: argument('log-level') ?? 'info',
+    LATCHKEY_HOST: '127.0.0.1',
+    LATCHKEY_IDENTITY_PORT: '0',
+    LATCHKEY_SITE_PORT: '0',
+  });
+  const store = await createStore(database, schema ? { schema } : {});
+  const composition = await compose(config, { store });
+  const faces: Record<Face, FastifyInstance> = {
+    identity: await composition.buildIdentityApp(),
+    site: await composition.buildSiteApp(),
+  };
+
+  // The route's schema, read once per ceiling through app.inject; a flag test per request otherwise.
+  let capturing = false;
+  let capturedSchema: FastifySchema | undefined;
+  for (const app of Object.values(faces)) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (capturing) capturedSchema = request.routeOptions.schema;
+      done();
+    });
+  }
+
+  const ports = {} as Record<Face, number>;
+  for (const [face, app] of Object.entries(faces) as [Face, FastifyInstance][]) {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    ports[face] = (app.server.address() as { port: number }).port;
+  }
+
+  const ceilings = new Map<number, FastifyInstance>();
+
+  async function startCeiling(message: Extract<ParentMessage, { type: 'ceiling' }>): Promise<void> {
+    capturing = true;
+    capturedSchema = undefined;
+    let response;
+    try {
+      response = await faces[message.face].inject({
+        method: message.method as 'GET',
+        url: message.url,
+        headers: message.headers,
+        ...(message.payload !== undefined ? { payload: message.payload } : {}),
+      });
+    } finally {
+      capturing = false;
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      throw new Error(`${message.method} ${message.url} answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
+    }
+    const contentType = String(response.headers['content-type'] ?? '');
+    const isJson = contentType.startsWith('application/json');
+    const body: unknown = isJson ? JSON.parse(response.body) : response.body;
+    const status = response.statusCode;
+    const responseSchema = (capturedSchema as { response?: unknown } | undefined)?.response;
+
+    const ceiling = Fastify({ logger: false });
+    ceiling.route({
+      method: message.method as 'GET',
+      url: message.url.split('?')[0],
+      ...(responseSchema ? { schema: { response: structuredClone(responseSchema) } } : {}),
+      handler: async (_request, reply) => {
+        reply.code(status);
+        if (!isJson) reply.type(contentType);
+        return body;
+      },
+    });
+    await ceiling.listen({ host: '127.0.0.1', port: 0 });
+    ceilings.set(message.id, ceiling);
+    send({ type: 'ceiling', id: message.id, port: (ceiling.server.address() as { port: number }).port, status, body: response.body });
+  }
+
+  // CPU profiles of chosen stretches only (the real route under load, not ceilings or warm-up).
+  let session: Session | undefined;
+  async function startProfile(): Promise<void> {
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
+  }
+  async function stopProfile(path: string): Promise<void> {
+    if (!session) throw new Error('no profile running');
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(path, JSON.stringify(profile));
+    session.disconnect();
+    session = undefined;
+  }
+
+  async function stop(): Promise<void> {
+    for (const ceiling of ceilings.values()) await ceiling.close();
+    await Promise.allSettled(Object.values(faces).map((app) => app.close()));
+    await composition.close();
+    await store.close();
+    // process.exit() lets --cpu-prof write its profile.
+    process.exit(0);
+  }
+
+  process.on('message', (message: ParentMessage) => {
+    const run = async () => {
+      if (message.type === 'ceiling') await startCeiling(message);
+      else if (message.type === 'ceiling-close') {
+        await ceilings.get(message.id)?.close();
+        ceilings.delete(message.id);
+        send({ type: 'done', id: message.id });
+      } else if (message.type === 'memory') {
+        send({ type: 'memory', id: message.id, usage: process.memoryUsage() });
+      } else if (message.type === 'profile-start') {
+        await startProfile();
+        send({ type: 'done', id: message.id });
+      } else if (message.type === 'profile-stop') {
+        await stopProfile(message.path);
+        send({ type: 'done', id: message.id });
+      } else if (message.type === 'stop') await stop();
+    };
+    run().catch((error: unknown) => send({ type: 'error', id: 'id' in message ? message.id : -1, message: (error as Error).message ?? String(error) }));
+  });
+  // The parent went away (Ctrl-C, crash): do not linger.
+  process.on('disconnect', () => process.exit(1));
+  send({ type: 'ready', ports });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench server: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});

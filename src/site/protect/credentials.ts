@@ -1,0 +1,122 @@
+/**
+ * Reads the one credential a site request carries from its headers, before any verification: which
+ * method it is for (provider token, JWT, API key, API token) and the raw secret. Rejects what no
+ * method could accept with the spec's header errors (missing header, wrong scheme, SEGMENT_FAULT).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Unauthenticated } from '../../lib/errors.ts';
+import { parseBasicAuthorization } from './api-token.ts';
+import { API_TOKEN_PREFIX, type ApiTokenCredential } from './principal.ts';
+
+/** Which headers carry which method; a method that is off has no header here. */
+export interface CredentialHeaders {
+  /** Read `access_token` / `id_token`. */
+  provider: boolean;
+  /** Lower-case header name of JWTs, when the JWT method is on. */
+  jwtHeader?: string;
+  /** Lower-case header name of API keys, when the API-key method is on. */
+  apiKeyHeader?: string;
+  /** `Authorization: Basic …` and `Authorization: Bearer lkat_…`, when API tokens are on. */
+  apiTokens: boolean;
+}
+
+export type Credential =
+  | { method: 'provider'; kind: 'access_token' | 'id_token'; token: string }
+  | { method: 'jwt'; token: string }
+  | { method: 'apikey'; key: string }
+  | { method: 'apitoken'; credential: ApiTokenCredential };
+
+const API_TOKEN_BEARER_PREFIX = `${API_TOKEN_PREFIX}_`;
+const INVALID_API_TOKEN = 'The provided API key is invalid.';
+
+/** One header as a string: Node keeps the first Authorization and joins repeats of others with ", ". */
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const raw = headers[name];
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  // An empty value is what a stripping proxy often leaves: the same as no header.
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** `Scheme credentials` (RFC 9110 §11.4); a value without a space is a scheme alone. */
+function splitScheme(value: string): { scheme: string; rest: string } {
+  const space = value.search(/[ \t]/);
+  if (space < 0) return { scheme: value, rest: '' };
+  return { scheme: value.slice(0, space), rest: value.slice(space + 1).trim() };
+}
+
+/** "x-api-key" → "X-Api-Key", as error descriptions name headers. */
+export function displayHeader(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
+/**
+ * The credential of a request, by DESIGN.md's dispatch: provider headers first, then the configured
+ * header(s). A Bearer value with the API-token prefix is an API token, one with a dot a JWT, any
+ * other an API key (or, with API keys off, a malformed JWT).
+ *
+ * @throws Unauthenticated MISSING_AUTHORIZATION_HEADER, INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE,
+ *   SEGMENT_FAULT, or INVALID_API_TOKEN (an unreadable Basic value).
+ */
+export function readCredential(headers: IncomingHttpHeaders, on: CredentialHeaders): Credential {
+  if (on.provider) {
+    for (const kind of ['access_token', 'id_token'] as const) {
+      const value = headerValue(headers, kind);
+      if (value === undefined) continue;
+      const { scheme, rest } = splitScheme(value);
+      // `access_token: <token>` as the spec shows; `access_token: Bearer <token>` is accepted too.
+      if (rest === '') return { method: 'provider', kind, token: scheme };
+      if (scheme.toLowerCase() !== 'bearer') {
+        throw new Unauthenticated('INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'provider', `${kind} header token type must be Bearer.`);
+      }
+      return { method: 'provider', kind, token: rest };
+    }
+  }
+
+  const names = [...new Set([on.jwtHeader, on.apiKeyHeader, on.apiTokens ? 'authorization' : undefined]
+    .filter((n): n is string => n !== undefined))];
+  let name: string | undefined;
+  let value: string | undefined;
+  for (const candidate of names) {
+    value = headerValue(headers, candidate);
+    if (value !== undefined) { name = candidate; break; }
+  }
+  if (name === undefined || value === undefined) {
+    const expected = [...names.map(displayHeader), ...(on.provider ? ['access_token', 'id_token'] : [])];
+    const method = on.jwtHeader ? 'jwt' : on.apiKeyHeader ? 'apikey' : on.provider ? 'provider' : 'apitoken';
+    throw new Unauthenticated('MISSING_AUTHORIZATION_HEADER', method, `${expected.join(' or ')} header is missing.`);
+  }
+
+  const jwt = name === on.jwtHeader;
+  const apiKey = name === on.apiKeyHeader;
+  const apiToken = on.apiTokens && name === 'authorization';
+
+  let token: string;
+  const { scheme, rest } = splitScheme(value);
+  // A custom header may carry the bare token; Authorization always names its scheme.
+  if (rest === '' && name !== 'authorization') {
+    token = scheme;
+  } else {
+    const lower = scheme.toLowerCase();
+    if (lower === 'basic' && apiToken) {
+      const basic = parseBasicAuthorization(value);
+      if (!basic) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
+      return { method: 'apitoken', credential: { scheme: 'basic', username: basic.username, token: basic.secret } };
+    }
+    if (lower !== 'bearer') {
+      if (!jwt && !apiKey) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
+      const header = displayHeader(name);
+      throw new Unauthenticated('INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', jwt ? 'jwt' : 'apikey', `${header} header token type must be Bearer.`);
+    }
+    token = rest;
+  }
+
+  if (apiToken && token.startsWith(API_TOKEN_BEARER_PREFIX)) {
+    return { method: 'apitoken', credential: { scheme: 'bearer', token } };
+  }
+  if (jwt && token.includes('.')) return { method: 'jwt', token };
+  if (apiKey) return { method: 'apikey', key: token };
+  if (jwt) throw new Unauthenticated('SEGMENT_FAULT', 'jwt', 'JWT format is incorrect.');
+  throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
+}

@@ -1,0 +1,65 @@
+/**
+ * The token endpoint's rules: throttle check, password (unknown users take as long as wrong
+ * passwords), the user's state, the authenticator code when the user has one, then a JWT. Every
+ * refusal of a wrong credential looks the same: INVALID_CREDENTIALS.
+ */
+import type { User } from '../../identity/users/types.ts';
+import { Invalid, MfaFailed, Unauthenticated } from '../../lib/errors.ts';
+import type { IssuedJwt, JwtIssuer } from '../protect/jwt.ts';
+import type { LoginThrottle } from './throttle.ts';
+
+export interface LoginInput {
+  username: string;
+  password: string;
+  otp?: string;
+  /** The client's address, for per-address throttling. */
+  clientAddress: string;
+}
+
+export interface TokenService {
+  /**
+   * Issues a JWT for a site user's username (or e-mail) and password.
+   * @throws Unauthenticated('INVALID_CREDENTIALS', 'password'), Invalid('otp') when the user has an
+   *   authenticator and no code was given, RateLimited while throttled.
+   */
+  login(input: LoginInput): Promise<IssuedJwt>;
+}
+
+export interface TokenServiceDeps {
+  customerId: number;
+  users: { verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined> };
+  /** The MFA service's login factor, when the identity service has one. */
+  mfa?: { checkLoginOtp(customerId: number, userId: number, otp: string | undefined): Promise<void> };
+  issuer: JwtIssuer;
+  throttle: LoginThrottle;
+}
+
+const invalidCredentials = () => new Unauthenticated('INVALID_CREDENTIALS', 'password', 'Invalid username or password.');
+
+export function createTokenService(deps: TokenServiceDeps): TokenService {
+  const { customerId, users, mfa, issuer, throttle } = deps;
+  return {
+    async login({ username, password, otp, clientAddress }) {
+      const attempt = { userKey: `u:${customerId}:${username.trim().toLowerCase()}`, ipKey: `ip:${clientAddress}` };
+      // Before the password hash: a throttled caller costs one read, not an argon2id run.
+      await throttle.check(attempt);
+      const user = await users.verifyCredentials(customerId, username, password);
+      // A disabled user is refused exactly like a wrong password.
+      if (!user || user.isDisabled || user.markForDeletion) {
+        await throttle.recordFailure(attempt);
+        throw invalidCredentials();
+      }
+      try {
+        await mfa?.checkLoginOtp(customerId, user.id, otp);
+      } catch (error) {
+        if (!(error instanceof MfaFailed)) throw error;
+        if (error.reason === 'otp_required') throw new Invalid('otp', 'is required for this user');
+        // A wrong or replayed code counts like a wrong password: codes are guessable in a million tries.
+        await throttle.recordFailure(attempt);
+        throw invalidCredentials();
+      }
+      await throttle.recordSuccess(attempt);
+      return issuer.issue({ sub: String(user.id), name: user.username, ver: user.credentialsVersion });
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * The header parser of the protection plugin: DESIGN.md's dispatch row by row, then property tests
+ * (random bytes, unicode, huge and duplicated headers) asserting it only ever answers a credential or
+ * an Unauthenticated with one of the spec's reasons.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingHttpHeaders } from 'node:http';
+import fc from 'fast-check';
+import { Unauthenticated } from '../../../src/lib/errors.ts';
+import { displayHeader, readCredential, type CredentialHeaders } from '../../../src/site/protect/credentials.ts';
+
+const ALL: CredentialHeaders = { provider: true, jwtHeader: 'authorization', apiKeyHeader: 'authorization', apiTokens: true };
+const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln';
+const KEY = 'lksk_0123456789abcdef';
+const TOKEN = 'lkat_0123456789abcdef';
+const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+
+function rejects(headers: IncomingHttpHeaders, on: CredentialHeaders, reason: string, method: string, message: string): void {
+  assert.throws(() => readCredential(headers, on), (error: unknown) => {
+    assert.ok(error instanceof Unauthenticated, String(error));
+    assert.deepEqual({ reason: error.reason, method: error.method, message: error.message }, { reason, method, message });
+    return true;
+  });
+}
+
+describe('dispatch (all four methods on, one Authorization header)', () => {
+  test('no credential header, or an empty one: MISSING_AUTHORIZATION_HEADER naming every header', () => {
+    const message = 'Authorization or access_token or id_token header is missing.';
+    rejects({}, ALL, 'MISSING_AUTHORIZATION_HEADER', 'jwt', message);
+    rejects({ authorization: '' }, ALL, 'MISSING_AUTHORIZATION_HEADER', 'jwt', message);
+    rejects({ authorization: '   ' }, ALL, 'MISSING_AUTHORIZATION_HEADER', 'jwt', message);
+    rejects({ access_token: '' }, ALL, 'MISSING_AUTHORIZATION_HEADER', 'jwt', message);
+  });
+
+  test('access_token and id_token go to the provider, with or without "Bearer"; access_token first', () => {
+    assert.deepEqual(readCredential({ access_token: 'opaque-123' }, ALL), { method: 'provider', kind: 'access_token', token: 'opaque-123' });
+    assert.deepEqual(readCredential({ access_token: 'Bearer opaque-123' }, ALL), { method: 'provider', kind: 'access_token', token: 'opaque-123' });
+    assert.deepEqual(readCredential({ id_token: JWT }, ALL), { method: 'provider', kind: 'id_token', token: JWT });
+    assert.deepEqual(readCredential({ id_token: JWT, access_token: 'a', authorization: `Bearer ${JWT}` }, ALL),
+      { method: 'provider', kind: 'access_token', token: 'a' });
+  });
+
+  test('a provider header with another scheme: INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE for the provider', () => {
+    rejects({ access_token: 'Basic abc' }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'provider', 'access_token header token type must be Bearer.');
+    rejects({ id_token: 'Token abc' }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'provider', 'id_token header token type must be Bearer.');
+  });
+
+  test('Bearer with a dot is a JWT, lkat_ an API token, anything else an API key; the scheme is case-insensitive', () => {
+    assert.deepEqual(readCredential({ authorization: `Bearer ${JWT}` }, ALL), { method: 'jwt', token: JWT });
+    assert.deepEqual(readCredential({ authorization: `bearer ${JWT}` }, ALL), { method: 'jwt', token: JWT });
+    assert.deepEqual(readCredential({ authorization: `BEARER   ${JWT}` }, ALL), { method: 'jwt', token: JWT });
+    assert.deepEqual(readCredential({ authorization: `Bearer ${KEY}` }, ALL), { method: 'apikey', key: KEY });
+    assert.deepEqual(readCredential({ authorization: 'Bearer' }, ALL), { method: 'apikey', key: '' });
+    assert.deepEqual(readCredential({ authorization: `Bearer ${TOKEN}` }, ALL), { method: 'apitoken', credential: { scheme: 'bearer', token: TOKEN } });
+  });
+
+  test('Basic is an API token; an unreadable Basic value is an invalid API token', () => {
+    assert.deepEqual(readCredential({ authorization: basic(`alice:${TOKEN}`) }, ALL),
+      { method: 'apitoken', credential: { scheme: 'basic', username: 'alice', token: TOKEN } });
+    rejects({ authorization: 'Basic %%%' }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    rejects({ authorization: basic('no-colon') }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+  });
+
+  test('another scheme, or a bare value in Authorization: wrong token type, reported for the JWT method (400)', () => {
+    rejects({ authorization: `Token ${JWT}` }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
+    rejects({ authorization: JWT }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
+    rejects({ authorization: 'Digest username="a"' }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
+  });
+
+  test('repeated headers (Node joins them with ", ") are two values where one is allowed: refused', () => {
+    rejects({ access_token: ['a', 'b'] } as IncomingHttpHeaders, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'provider', 'access_token header token type must be Bearer.');
+    // A JWT with ", Bearer " inside: the JWT verifier refuses it as SEGMENT_FAULT (see jwt-auth.test.ts).
+    assert.deepEqual(readCredential({ authorization: [`Bearer ${JWT}`, `Bearer ${JWT}`] } as unknown as IncomingHttpHeaders, ALL),
+      { method: 'jwt', token: `${JWT}, Bearer ${JWT}` });
+  });
+});
+
+describe('methods switched off behave as if absent', () => {
+  test('provider off: access_token is ignored', () => {
+    rejects({ access_token: 'x' }, { ...ALL, provider: false }, 'MISSING_AUTHORIZATION_HEADER', 'jwt', 'Authorization header is missing.');
+  });
+
+  test('API keys off: a dotless Bearer value is a malformed JWT', () => {
+    rejects({ authorization: `Bearer ${KEY}` }, { ...ALL, apiKeyHeader: undefined }, 'SEGMENT_FAULT', 'jwt', 'JWT format is incorrect.');
+  });
+
+  test('JWT off: a dotted Bearer value is an API key, and a wrong scheme is reported for API keys (401)', () => {
+    const on = { ...ALL, jwtHeader: undefined };
+    assert.deepEqual(readCredential({ authorization: `Bearer ${JWT}` }, on), { method: 'apikey', key: JWT });
+    rejects({ authorization: `Token ${KEY}` }, on, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'apikey', 'Authorization header token type must be Bearer.');
+  });
+
+  test('API tokens off: Basic is a wrong token type and lkat_ values are API keys', () => {
+    const on = { ...ALL, apiTokens: false };
+    rejects({ authorization: basic('alice:x') }, on, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
+    assert.deepEqual(readCredential({ authorization: `Bearer ${TOKEN}` }, on), { method: 'apikey', key: TOKEN });
+  });
+
+  test('only API tokens on: anything but Basic or Bearer lkat_ is an invalid API token', () => {
+    const on = { provider: false, apiTokens: true };
+    rejects({ authorization: `Bearer ${JWT}` }, on, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    rejects({ authorization: 'Token x' }, on, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    rejects({}, on, 'MISSING_AUTHORIZATION_HEADER', 'apitoken', 'Authorization header is missing.');
+  });
+});
+
+describe('custom header names', () => {
+  const on: CredentialHeaders = { provider: false, jwtHeader: 'x-site-jwt', apiKeyHeader: 'x-api-key', apiTokens: false };
+
+  test('a custom header takes the bare value or "Bearer <value>"', () => {
+    assert.deepEqual(readCredential({ 'x-site-jwt': JWT }, on), { method: 'jwt', token: JWT });
+    assert.deepEqual(readCredential({ 'x-site-jwt': `Bearer ${JWT}` }, on), { method: 'jwt', token: JWT });
+    assert.deepEqual(readCredential({ 'x-api-key': KEY }, on), { method: 'apikey', key: KEY });
+  });
+
+  test('Authorization is not read when no method uses it; the missing-header error names the configured headers', () => {
+    rejects({ authorization: `Bearer ${JWT}` }, on, 'MISSING_AUTHORIZATION_HEADER', 'jwt', 'X-Site-Jwt or X-Api-Key header is missing.');
+  });
+
+  test('a dotless value in the JWT header (API keys elsewhere) is SEGMENT_FAULT; a wrong scheme names the header', () => {
+    rejects({ 'x-site-jwt': KEY }, on, 'SEGMENT_FAULT', 'jwt', 'JWT format is incorrect.');
+    rejects({ 'x-api-key': `Token ${KEY}` }, on, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'apikey', 'X-Api-Key header token type must be Bearer.');
+  });
+
+  test('displayHeader capitalises each word', () => {
+    assert.equal(displayHeader('authorization'), 'Authorization');
+    assert.equal(displayHeader('x-api-key'), 'X-Api-Key');
+  });
+});
+
+describe('properties: any header bytes give a credential or a spec reason, never another error', () => {
+  const REASONS = new Set(['MISSING_AUTHORIZATION_HEADER', 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'SEGMENT_FAULT', 'INVALID_API_TOKEN']);
+  const configs = fc.record({
+    provider: fc.boolean(),
+    jwtHeader: fc.constantFrom(undefined, 'authorization', 'x-jwt'),
+    apiKeyHeader: fc.constantFrom(undefined, 'authorization', 'x-api-key'),
+    apiTokens: fc.boolean(),
+  });
+  const value = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 300 }),
+    fc.string({ unit: 'grapheme', maxLength: 100 }),
+    fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
+    fc.tuple(fc.constantFrom('Bearer ', 'Basic ', 'bearer  ', 'Token ', ''), fc.string({ unit: 'binary', maxLength: 200 })).map(([a, b]) => a + b),
+    fc.tuple(fc.constantFrom('Basic ', 'Bearer lkat_', 'Bearer lksk_'), fc.uint8Array({ maxLength: 200 })).map(([a, b]) => a + Buffer.from(b).toString('base64')),
+  );
+  const headerValue = fc.oneof(value, fc.array(value, { minLength: 1, maxLength: 4 }));
+  const headers = fc.dictionary(fc.constantFrom('authorization', 'access_token', 'id_token', 'x-jwt', 'x-api-key', 'other'), headerValue);
+
+  test('random headers under random configurations', () => {
+    fc.assert(fc.property(headers, configs, (h, on) => {
+      try {
+        const credential = readCredential(h as IncomingHttpHeaders, on);
+        assert.ok(['jwt', 'apikey', 'apitoken', 'provider'].includes(credential.method));
+      } catch (error) {
+        assert.ok(error instanceof Unauthenticated, `unexpected ${String(error)}`);
+        assert.ok(REASONS.has(error.reason), error.reason);
+        assert.ok(error.message.length < 200, 'descriptions never echo the header value');
+      }
+    }), { numRuns: 2000 });
+  });
+
+  test('a megabyte header is answered at once', () => {
+    const huge = 'Bearer ' + 'a.'.repeat(512 * 1024);
+    assert.deepEqual(readCredential({ authorization: huge }, ALL), { method: 'jwt', token: huge.slice(7) });
+    rejects({ authorization: 'Basic ' + 'A'.repeat(1024 * 1024) }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+  });
+});
