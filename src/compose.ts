@@ -124,6 +124,7 @@ export async function compose(
     buildIdentityApp: () => buildIdentityApp({
       logLevel: config.logLevel,
       logStream: overrides.logStream,
+      trustProxy: config.trustProxy,
       publicUrl: config.publicUrl,
       ping: store.ping,
       authenticator,

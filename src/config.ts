@@ -66,6 +66,8 @@ export interface Config {
   /** base64 or hex of 32 bytes; when absent, compose.ts uses (or creates) <dataDir>/master.key. */
   masterKey: string | undefined;
   logLevel: string;
+  /** LATCHKEY_TRUST_PROXY: true, a hop count, or comma-separated proxy addresses/CIDRs; default off. */
+  trustProxy: boolean | number | string;
   /** On SIGTERM, how long in-flight requests may take before the process exits anyway. */
   shutdownTimeoutSeconds: number;
   admin: {
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: str('LATCHKEY_SMTP_URL'),
     masterKey: str('LATCHKEY_MASTER_KEY'),
     logLevel: str('LATCHKEY_LOG_LEVEL') ?? 'info',
+    trustProxy: parseTrustProxy(str('LATCHKEY_TRUST_PROXY')),
     shutdownTimeoutSeconds: int('LATCHKEY_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600),
     admin: {
       clockSkewMs: int('LATCHKEY_ADMIN_CLOCK_SKEW_SECONDS', 300, 1, 900) * 1000,
@@ -185,6 +188,13 @@ export function loadConfig(env: Env = process.env): Config {
 
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return deepFreeze(config);
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || /^(0|false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^[1-9][0-9]?$/.test(raw)) return Number(raw);
+  return raw;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -18,6 +18,8 @@ export interface HttpAppOptions {
    * the face renders them in its own error shape. The default is a bare 400.
    */
   frameworkErrors?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+  /** Fastify's trustProxy: whose X-Forwarded-For to believe for the client address (throttling, logs). */
+  trustProxy?: boolean | number | string;
 }
 
 /** A route as registered: the metrics labels, the OpenAPI test and the bad-input test read these. */
@@ -53,6 +55,8 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: options.bodyLimit ?? 256 * 1024,
+    // Fastify accepts a hop count at run time though its types omit it.
+    trustProxy: (options.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,

@@ -14,12 +14,14 @@ export interface IdentityAppOptions extends AdminApiOptions {
   ping: () => Promise<void>;
   /** Where JSON log lines go (default stdout); tests read them. */
   logStream?: { write(line: string): void };
+  trustProxy?: boolean | number | string;
 }
 
 export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
   const app = createHttpApp({
     logLevel: opts.logLevel,
     logStream: opts.logStream,
+    trustProxy: opts.trustProxy,
     frameworkErrors: (error, _request, reply) => { send(reply, toWire(error, 'standard')); },
   });
   // First, so the counting hook reaches every route registered after it.

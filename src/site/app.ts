@@ -158,9 +158,9 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
   // Provider without settings, or API tokens without a verifier: off, as if not listed.
   const methods = site.methods.filter((m: SiteMethod) => (m !== 'provider' || provider) && (m !== 'apitoken' || apiTokens));
 
-  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, frameworkErrors: frameworkError });
+  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, frameworkErrors: frameworkError });
   installSiteErrors(app);
-  if (providerWanted && !provider) app.log.warn('site: the provider method is enabled but no provider is configured; provider tokens are refused');
+  if (providerWanted && !provider) app.log.info('site: the provider method is enabled but no provider is configured; provider tokens are refused');
   app.log.info({ customerId, methods, jwtAlg: site.jwtAlg, fromCli }, 'site: bound to customer');
 
   await app.register(healthRoutes, { ping: opts.ping });

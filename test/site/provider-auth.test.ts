@@ -116,7 +116,7 @@ describeEachStore('site third-party provider tokens', (kind) => {
     const tokens = await op.signIn('alice');
     assertJson(await off.get(POSTS_PATH, { access_token: tokens.access_token }), 401,
       siteError(401, 'MISSING_AUTHORIZATION_HEADER', 'Authorization header is missing.'));
-    const unconfigured = await buildSite(t, kind, { env: { LATCHKEY_LOG_LEVEL: 'warn' } });
+    const unconfigured = await buildSite(t, kind, { env: { LATCHKEY_LOG_LEVEL: 'info' } });
     assertJson(await unconfigured.get(POSTS_PATH, { id_token: tokens.id_token }), 401,
       siteError(401, 'MISSING_AUTHORIZATION_HEADER', 'Authorization header is missing.'));
     assert.ok(unconfigured.logs.some((line) => line.includes('the provider method is enabled but no provider is configured')));

@@ -2,22 +2,20 @@
 import type { Composition } from '../../compose.ts';
 import { Invalid, NotFound } from '../../lib/errors.ts';
 import { toWireToken } from '../../site/api-tokens/routes.ts';
+import { resolveSiteCustomer } from '../../site/app.ts';
 import { API_TOKEN_TYPES, type ApiTokenType } from '../../site/api-tokens/types.ts';
 import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
 import type { Command } from '../command.ts';
 
 /** The customer whose users' tokens are managed: --customer-key, else the site's customer. */
 async function customerIdOf(args: ParsedArgs, app: Composition): Promise<number> {
-  const key = stringFlag(args, 'customer-key');
-  const customer = key !== undefined
-    ? await app.services.customers.findByKey(key)
-    : await app.services.customers.findSiteCustomer(app.config.site.customerKey);
-  if (!customer) {
-    throw key !== undefined
-      ? new NotFound('customer', `no customer with key ${key}`)
-      : new UsageError('the site has no customer (set LATCHKEY_SITE_CUSTOMER_KEY or pass --customer-key)');
+  const key = stringFlag(args, 'customer-key') ?? app.config.site.customerKey;
+  try {
+    return (await resolveSiteCustomer(app.services.customers, key)).id;
+  } catch (error) {
+    // Says what to configure (no customer, several, an unknown key): a refusal, not a crash.
+    throw new NotFound('customer', (error as Error).message);
   }
-  return customer.id;
 }
 
 async function userOf(app: Composition, customerId: number, login: string) {

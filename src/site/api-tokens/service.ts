@@ -11,7 +11,7 @@ import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts
 import type { Database } from '../../store/schema.ts';
 import { API_TOKEN_PREFIX, type ApiTokenCredential } from '../protect/principal.ts';
 import * as repo from './repo.ts';
-import type { ApiToken, ApiTokenPolicy, CreatedApiToken, NewApiToken, TokenWithOwner } from './types.ts';
+import { API_TOKEN_TYPES, type ApiToken, type ApiTokenPolicy, type CreatedApiToken, type NewApiToken, type TokenWithOwner } from './types.ts';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 /** Ours are 55 characters; anything much longer is not one of ours and is refused unhashed. */
@@ -114,6 +114,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
     async create(customerId, input) {
       const name = input.name.trim();
       if (name.length === 0 || name.length > 100) throw new Invalid('name', 'must be 1 to 100 characters');
+      if (!API_TOKEN_TYPES.includes(input.type)) throw new Invalid('type', 'must be basic or bearer');
       const user = await users.findById(customerId, input.userId);
       if (!user) throw new NotFound('user', 'Invalid username or email.');
       const secret = generateSecret(API_TOKEN_PREFIX);
