@@ -4,11 +4,13 @@
  * The site is bound to one customer, resolved here at start: its users are the site's users.
  */
 import { readFile } from 'node:fs/promises';
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config, SiteConfig, SiteMethod } from '../config.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
+import { registerMetrics } from '../http/metrics.ts';
 import type { Customer } from '../identity/customers/types.ts';
 import type { User } from '../identity/users/types.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -112,6 +114,36 @@ export function isProviderConfigured(provider: SiteConfig['provider']): boolean 
   return Boolean(provider.issuer || provider.introspectionUrl || provider.userinfoUrl);
 }
 
+/** The site's OpenAPI 3.1 document: every credential method as a security scheme. */
+function siteOpenApi(siteUrl: string): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Latchkey content site',
+        version: '1.0.0',
+        description: 'A small CMS REST API. Every route except the token endpoint and the JWKS document needs one '
+          + 'credential: an issued JWT, a third-party provider token, an API key, or an API token.',
+      },
+      servers: [{ url: siteUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An issued JWT, an API key, or a Bearer API token' },
+          basic: { type: 'http', scheme: 'basic', description: 'username:API token (management routes also take username:password)' },
+          accessToken: { type: 'apiKey', in: 'header', name: 'access_token', description: "A third-party provider's access token" },
+          idToken: { type: 'apiKey', in: 'header', name: 'id_token', description: "A third-party provider's ID token" },
+        },
+      },
+      security: [{ bearer: [] }, { basic: [] }, { accessToken: [] }, { idToken: [] }],
+    },
+    // Routes that opt out of the protection plugin need no credential.
+    transform: ({ schema, url, route }) => ({
+      schema: (route.config as { siteAuth?: boolean } | undefined)?.siteAuth === false ? { ...schema, security: [] } : schema,
+      url,
+    }),
+  };
+}
+
 export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstance> {
   const { clock, db, users, apiKeys } = opts;
   const { config: site, fromCli } = await opts.settings.effective(opts.config.site);
@@ -159,7 +191,10 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
   const methods = site.methods.filter((m: SiteMethod) => (m !== 'provider' || provider) && (m !== 'apitoken' || apiTokens));
 
   const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, frameworkErrors: frameworkError });
+  // First, so the counting hook reaches every route registered after it.
+  registerMetrics(app);
   installSiteErrors(app);
+  await app.register(swagger, siteOpenApi(siteUrl));
   if (providerWanted && !provider) app.log.info('site: the provider method is enabled but no provider is configured; provider tokens are refused');
   app.log.info({ customerId, methods, jwtAlg: site.jwtAlg, fromCli }, 'site: bound to customer');
 
@@ -186,6 +221,8 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
       capabilitiesOf,
     });
 
+    // Protected like every site route but the token endpoint and the JWKS: any credential reads it.
+    scope.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     scope.get(JWKS_PATH, {
       config: { siteAuth: false },
       schema: { response: { 200: { type: 'object', properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } } } } },
