@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
-import { closeServer, listen, SITE_CLIENT, startProvider, type TestProvider } from './oidc.ts';
+import { closeServer, listen, SITE_CLIENT, startProvider, type TestProvider } from '../helpers/oidc-provider.ts';
 import { assertJson, buildSite, POSTS_PATH, siteError, type SiteTest } from './helpers.ts';
 
 if (postgresUrl) await postgresStore();

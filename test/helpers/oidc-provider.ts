@@ -1,7 +1,7 @@
 /**
  * A real OpenID provider (oidc-provider) in the test process, and the authorization-code flow driven
- * over HTTP as a browser would, to obtain real access and ID tokens. Same approach as
- * test/site/protect/provider-token.test.ts, shared by the site's end-to-end provider suite.
+ * over HTTP as a browser would, to obtain real access and ID tokens. Shared by the provider verifier's
+ * unit suite and the site's end-to-end provider suite.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -36,7 +36,7 @@ export const SITE_CLIENT: TestClient = { id: 'latchkey-site', secret: randomByte
 export const OTHER_CLIENT: TestClient = { id: 'other-app', secret: randomBytes(32).toString('base64url') };
 // Never contacted: the flow stops at the redirect and reads the code from its Location.
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
-const TOKEN_TTL_SECONDS = 300;
+export const TOKEN_TTL_SECONDS = 300;
 
 export interface TokenResponse { access_token: string; id_token: string; expires_in: number }
 
