@@ -35,6 +35,8 @@ export interface MeasurementRow extends LoadStats {
   pass?: boolean;
   /** Peak server RSS during this measurement, MiB. */
   peakRssMiB?: number;
+  /** Size of the response body (ceiling rows). */
+  responseBytes?: number;
 }
 
 export interface CheckRow {
@@ -58,6 +60,11 @@ export interface Bench {
   server: ServerHandle;
   /** A signed admin request (fresh Timestamp and digest per request) on the identity face. */
   admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
+  /**
+   * A request to the content site (port of the server under test's site face), e.g.
+   * `bench.site('GET', '/rest/api/2/myself', { headers: { authorization: `Bearer ${token}` } })`.
+   */
+  site(method: RequestSpec['method'], path: string, options?: Pick<RequestSpec, 'body' | 'headers' | 'dynamicHeaders' | 'dynamicBody'>): RequestSpec;
   /**
    * The ceiling and the real route (and `others`, real routes measured alongside, e.g. a deeper
    * page) in interleaved slices, so drifting background load hits all alike; records real/ceiling.
@@ -92,6 +99,7 @@ export function describeRow(row: MeasurementRow): string {
     `p50 ${fmt(row.p50Ms).padStart(6)} ms`,
     `p99 ${fmt(row.p99Ms).padStart(6)} ms`,
   ];
+  if (row.responseBytes !== undefined) parts.push(`body ${row.responseBytes.toLocaleString('en-US')} B`);
   if (row.ratio !== undefined) parts.push(`ratio ${fmt(row.ratio)}`);
   if (row.target) parts.push(`target ${row.target.op} ${row.target.threshold}  ${row.pass ? 'PASS' : 'FAIL'}`);
   if (row.failed > 0) parts.push(`(${row.failed} failed: ${JSON.stringify(row.statusCodes)})`);
@@ -160,15 +168,20 @@ export function createBench(deps: {
       };
     },
 
+    site(method, path, options = {}) {
+      return { face: 'site', method, path, ...options };
+    },
+
     async compare(label, spec, target, others = []) {
+      const payload = encodeBody(spec);
       const ceiling = await server.startCeiling({
         face: spec.face, method: spec.method, url: spec.path, headers: headersOf(spec),
-        ...(spec.body !== undefined ? { payload: encodeBody(spec) } : {}),
+        ...(payload !== undefined ? { payload } : {}),
       });
       try {
         // The ceiling must answer byte for byte what the real route answered.
         const check = await fetch(`http://127.0.0.1:${ceiling.port}${spec.path}`, {
-          method: spec.method, headers: headersOf(spec), ...(spec.body !== undefined ? { body: encodeBody(spec) } : {}),
+          method: spec.method, headers: headersOf(spec), ...(payload !== undefined ? { body: payload } : {}),
         });
         const echoed = await check.text();
         if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
@@ -192,7 +205,7 @@ export function createBench(deps: {
             peaks[i].push(peakMiB);
           }
         }
-        const c = finish(row(label, 'ceiling', runs[0], []));
+        const c = finish({ ...row(label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
         const r = row(label, 'real', runs[1], peaks[1]);
         r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN;
         if (target) { r.target = target; r.pass = passes(r.ratio, target); }

@@ -19,6 +19,8 @@ export interface RequestSpec {
   headers?: Record<string, string>;
   /** Headers computed per request, e.g. a signature; must be cheap. */
   dynamicHeaders?: () => Record<string, string>;
+  /** A body computed per request (e.g. a different user each time); overrides `body`. */
+  dynamicBody?: () => unknown;
 }
 
 export interface LoadRun {
@@ -62,25 +64,38 @@ export function adminSigner(customerKey: string, apiKey: string): () => Record<s
   };
 }
 
+const encode = (body: unknown): string => (typeof body === 'string' ? body : JSON.stringify(body));
+
+/** The body of one request as sent (a fresh one when the spec makes them per request). */
 export function encodeBody(spec: RequestSpec): string | undefined {
-  if (spec.body === undefined) return undefined;
-  return typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body);
+  if (spec.dynamicBody) return encode(spec.dynamicBody());
+  return spec.body === undefined ? undefined : encode(spec.body);
+}
+
+/** Fixed headers, with `Content-Type: application/json` for a body unless the spec names its own. */
+function fixedHeaders(spec: RequestSpec): Record<string, string> {
+  const hasBody = spec.body !== undefined || spec.dynamicBody !== undefined;
+  const namesType = Object.keys(spec.headers ?? {}).some((h) => h.toLowerCase() === 'content-type');
+  return { ...(hasBody && !namesType ? { 'Content-Type': 'application/json' } : {}), ...spec.headers };
 }
 
 /** The headers of one request, as sent (for capturing the real response before a run). */
 export function headersOf(spec: RequestSpec): Record<string, string> {
-  return {
-    ...(spec.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    ...spec.headers,
-    ...spec.dynamicHeaders?.(),
-  };
+  return { ...fixedHeaders(spec), ...spec.dynamicHeaders?.() };
 }
 
 /** Runs `spec` against 127.0.0.1:port for `seconds` with `connections` keep-alive connections. */
 export async function runLoad(port: number, spec: RequestSpec, seconds: number, connections: number): Promise<LoadRun> {
-  const body = encodeBody(spec);
-  const fixed = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...spec.headers };
-  const dynamic = spec.dynamicHeaders;
+  const body = spec.dynamicBody ? undefined : encodeBody(spec);
+  const fixed = fixedHeaders(spec);
+  const { dynamicHeaders, dynamicBody } = spec;
+  const perRequest = dynamicHeaders || dynamicBody
+    ? (request: { headers: Record<string, string>; body?: string | Buffer }) => {
+      if (dynamicHeaders) Object.assign(request.headers, dynamicHeaders());
+      if (dynamicBody) request.body = encode(dynamicBody());
+      return request;
+    }
+    : undefined;
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   let ok = 0;
@@ -95,7 +110,7 @@ export async function runLoad(port: number, spec: RequestSpec, seconds: number, 
       path: spec.path,
       headers: fixed,
       ...(body !== undefined ? { body } : {}),
-      ...(dynamic ? { setupRequest: (request) => { Object.assign(request.headers, dynamic()); return request; } } : {}),
+      ...(perRequest ? { setupRequest: perRequest } : {}),
     }],
   });
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTimeMs: number) => {

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { build, type TestApp } from '../helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
+import { json } from '../helpers/http.ts';
 
 // Open the shared PostgreSQL schema outside any test: postgresStore() registers its closing
 // `after` hook on whatever test first calls it, which would close the store after that test.
@@ -20,12 +20,6 @@ async function setup(t: TestContext, kind: StoreKind): Promise<App> {
   const app = await build(t, kind);
   app.clock.set(START);
   return Object.assign(app, { ck: Number(app.customer.customerKey) });
-}
-
-function json(res: LightMyRequestResponse, status: number): any {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  return res.json();
 }
 
 const validation = (message: string) => ({ status: 'ERROR', code: '400', message });

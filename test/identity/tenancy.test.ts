@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { build, type AdminClient, type TestApp } from '../helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
+import { json, text } from '../helpers/http.ts';
 
 // Open the shared PostgreSQL schema outside any test: postgresStore() registers its closing
 // `after` hook on whatever test first calls it, which would close the store after that test.
@@ -15,18 +15,6 @@ if (postgresUrl) await postgresStore();
 
 const PASSWORD = 'correct horse battery';
 const DENIED = 'API Request denied: Incorrect Authorization header.';
-
-function json(res: LightMyRequestResponse, status: number): any {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  return res.json();
-}
-
-function text(res: LightMyRequestResponse, status: number): string {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^text\/plain/);
-  return res.body;
-}
 
 interface Tenants {
   app: TestApp;

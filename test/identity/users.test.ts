@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { build, type TestApp } from '../helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
+import { json, text } from '../helpers/http.ts';
 
 // Open the shared PostgreSQL schema outside any test: postgresStore() registers its closing
 // `after` hook on whatever test first calls it, which would close the store after that test.
@@ -23,18 +23,6 @@ async function setup(t: TestContext, kind: StoreKind): Promise<TestApp & { ck: n
   const app = await build(t, kind);
   app.clock.set(START);
   return Object.assign(app, { ck: Number(app.customer.customerKey) });
-}
-
-function json(res: LightMyRequestResponse, status: number): any {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  return res.json();
-}
-
-function text(res: LightMyRequestResponse, status: number): string {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^text\/plain/);
-  return res.body;
 }
 
 const validation = (message: string) => ({ status: 'ERROR', code: '400', message });

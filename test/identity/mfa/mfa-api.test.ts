@@ -13,6 +13,7 @@ import { buildOtpauthUri, generateTotpSecret, totpAt } from '../../../src/identi
 import { createTestClock } from '../../../src/lib/clock.ts';
 import { adminClient, build, testEnv, type TestApp } from '../../helpers/app.ts';
 import { describeEachStore, openTestStore, postgresStore, postgresUrl, type StoreKind } from '../../helpers/stores.ts';
+import { json } from '../../helpers/http.ts';
 
 const jsQR = jsQRModule.default;
 
@@ -43,12 +44,6 @@ async function setup(t: TestContext, kind: StoreKind): Promise<App> {
   const app = await build(t, kind);
   app.clock.set(START);
   return Object.assign(app, { ck: Number(app.customer.customerKey) });
-}
-
-function json(res: LightMyRequestResponse, status: number): any {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  return res.json();
 }
 
 async function createUser(app: App, username = 'alice', email = `${username}@example.com`): Promise<number> {
