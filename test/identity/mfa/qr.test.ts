@@ -36,3 +36,11 @@ test('renderQrPngBase64: labels with reserved and non-ASCII characters survive t
   const uri = buildOtpauthUri({ issuer: 'Ünïcode: Co & Sons', account: 'bøb+mfa@example.com', secret: generateTotpSecret() });
   assert.equal(decodeQr(await renderQrPngBase64(uri)), uri);
 });
+
+test('renderQrPngBase64: codes for many secrets and label lengths all scan', async () => {
+  for (let i = 0; i < 40; i++) {
+    const account = `user-${i}-${'x'.repeat(i * 2)}@example.com`;
+    const uri = buildOtpauthUri({ issuer: `Issuer ${'y'.repeat(i)}`, account, secret: generateTotpSecret() });
+    assert.equal(decodeQr(await renderQrPngBase64(uri)), uri, `code ${i} scans`);
+  }
+});
