@@ -52,7 +52,7 @@ async function newDeployment(t: TestContext): Promise<Deployment> {
       LATCHKEY_HOST: '127.0.0.1',
       LATCHKEY_IDENTITY_PORT: String(identityPort),
       LATCHKEY_SITE_PORT: String(sitePort),
-      LATCHKEY_LOG_LEVEL: 'info',
+      LATCHKEY_LOG_LEVEL: 'debug',
     },
     identityUrl: `http://127.0.0.1:${identityPort}`,
     siteUrl: `http://127.0.0.1:${sitePort}`,

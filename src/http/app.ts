@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, {
-  type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
+  LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
 
 export interface HttpAppOptions {
@@ -60,6 +60,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -80,8 +81,12 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url });
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Fastify's own request logging writes two info lines per request, a fifth of a small request's
+  // cost: the arrival goes to debug, and one line at the end says what happened.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    request.log.debug({ req: request }, 'incoming request');
+    done();
   });
 
   // Draining: close() reaps only the keep-alive sockets idle at that instant. One that answers an
@@ -94,7 +99,8 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
-  app.addHook('onResponse', (_request, _reply, done) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
     if (closing) setImmediate(() => app.server.closeIdleConnections());
     done();
   });

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -92,12 +92,55 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
   return {
     db,
     dialect: 'postgres',
     ping: async () => { await sql`select 1`.execute(db); },
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * PostgreSQL plans every unnamed statement anew, and planning a small lookup costs several times its
+ * execution. Naming a statement makes each connection parse and plan it once. Only plain DML is
+ * named (not DDL, not transaction control), at most `maxNames` distinct texts (IN-lists of varying
+ * length must not grow every connection's statement cache without bound). A statement whose result
+ * columns changed under it (a migration by another node) is dropped and run unnamed again.
+ */
+function withNamedStatements(pool: pg.Pool, maxNames = 500): PostgresPool {
+  const names = new Map<string, string>();
+  // Never reused: a connection may still hold a dropped text's statement under its old name.
+  let issued = 0;
+  const DML = /^\s*(select|insert|update|delete|with)\b/i;
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < maxNames && DML.test(text)) {
+      name = `lk_${issued++}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const wrapped = {
+        query(text: unknown, values?: ReadonlyArray<unknown>) {
+          if (typeof text !== 'string') return client.query(text as never);
+          const name = nameOf(text);
+          if (!name) return client.query(text, values as unknown[]);
+          return client.query({ name, text, values: values as unknown[] }).catch((error: { code?: string }) => {
+            // 0A000: "cached plan must not change result type".
+            if (error?.code !== '0A000') throw error;
+            names.delete(text);
+            return client.query(text, values as unknown[]);
+          });
+        },
+        release: () => client.release(),
+      };
+      return wrapped as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
   };
 }
 

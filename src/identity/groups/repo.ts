@@ -115,16 +115,26 @@ export async function removeAllMemberships(db: Executor, customerId: number, use
   await db.deleteFrom('group_members').where('customer_id', '=', customerId).where('user_id', '=', userId).execute();
 }
 
-/** Group names per user, in membership order, for a page of users. */
+/**
+ * Group names per user, in membership order, for a page of users. Pages are runs of consecutive
+ * ids of one customer, so one range read on (customer_id, user_id) serves them, and the SQL text
+ * stays the same whatever the page size (prepared once); rows of users outside the set are skipped.
+ */
 export async function groupNamesByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, string[]>> {
   const result = new Map<number, string[]>();
   if (userIds.length === 0) return result;
+  let low = userIds[0];
+  let high = userIds[0];
+  for (const id of userIds) { if (id < low) low = id; if (id > high) high = id; }
+  const wanted = new Set(userIds);
   const rows = await db.selectFrom('group_members').innerJoin('groups', 'groups.id', 'group_members.group_id')
     .select(['group_members.user_id as userId', 'groups.name as name'])
     .where('group_members.customer_id', '=', customerId)
-    .where('group_members.user_id', 'in', userIds)
-    .orderBy('group_members.id').execute();
+    .where('group_members.user_id', '>=', low)
+    .where('group_members.user_id', '<=', high)
+    .orderBy('group_members.user_id').orderBy('group_members.id').execute();
   for (const row of rows) {
+    if (!wanted.has(row.userId)) continue;
     const names = result.get(row.userId);
     if (names) names.push(row.name); else result.set(row.userId, [row.name]);
   }

@@ -6,6 +6,7 @@ import { usersGroupsMigration } from './0002-users-groups.ts';
 import { mfaMigration } from './0003-mfa.ts';
 import { siteMigration } from './0004-site.ts';
 import { apiTokensMigration } from './0005-api-tokens.ts';
+import { groupMembersByUserMigration } from './0006-group-members-by-user.ts';
 
 export async function migrate(store: Store): Promise<void> {
   const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ export async function migrate(store: Store): Promise<void> {
     '0003-mfa': mfaMigration(),
     '0004-site': siteMigration(store.dialect),
     '0005-api-tokens': apiTokensMigration(store.dialect),
+    '0006-group-members-by-user': groupMembersByUserMigration(),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
