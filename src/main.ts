@@ -5,6 +5,7 @@
 import { compose } from './compose.ts';
 import { loadConfig } from './config.ts';
 import { Conflict } from './lib/errors.ts';
+import { SiteCustomerUnresolved } from './site/app.ts';
 
 const FIRST_CUSTOMER_EMAIL = 'admin@localhost';
 
@@ -31,12 +32,18 @@ async function main(): Promise<void> {
   }
 
   const identity = await app.buildIdentityApp();
-  const site = await app.buildSiteApp();
+  // The admin API is how an operator fixes an unbound site, so an unbound site does not keep it down.
+  const site = await app.buildSiteApp().catch((error: unknown) => {
+    if (!(error instanceof SiteCustomerUnresolved)) throw error;
+    identity.log.error(`content site not started: ${error.message}`);
+    process.stderr.write(`latchkey: content site not started: ${error.message}\n`);
+    return undefined;
+  });
   try {
     await identity.listen({ host: config.host, port: config.identityPort });
-    await site.listen({ host: config.host, port: config.sitePort });
+    await site?.listen({ host: config.host, port: config.sitePort });
   } catch (error) {
-    await Promise.allSettled([identity.close(), site.close()]);
+    await Promise.allSettled([identity.close(), site?.close()]);
     await app.close();
     throw error;
   }
@@ -58,7 +65,7 @@ async function main(): Promise<void> {
     deadline.unref();
     // close() stops accepting, answers new requests on open connections with 503, waits for the
     // in-flight ones, then resolves; only then is the database closed under them.
-    await Promise.allSettled([identity.close(), site.close(), ...app.background.map((task) => task.stop())]);
+    await Promise.allSettled([identity.close(), site?.close(), ...app.background.map((task) => task.stop())]);
     await app.close();
     identity.log.info('stopped');
     process.exit(0);

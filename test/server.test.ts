@@ -71,7 +71,7 @@ interface RunningServer {
 }
 
 /** Starts `node --import tsx src/main.ts` and resolves once both faces listen. */
-async function startServer(t: TestContext, deployment: Deployment): Promise<RunningServer> {
+async function startServer(t: TestContext, deployment: Deployment, options: { site?: boolean } = {}): Promise<RunningServer> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT, env: childEnv(deployment.env), stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -103,7 +103,7 @@ async function startServer(t: TestContext, deployment: Deployment): Promise<Runn
   };
   const escape = (url: string) => url.replace(/[.:/]/g, '\\$&');
   await waitFor(new RegExp(`Server listening at ${escape(deployment.identityUrl)}`));
-  await waitFor(new RegExp(`Server listening at ${escape(deployment.siteUrl)}`));
+  if (options.site !== false) await waitFor(new RegExp(`Server listening at ${escape(deployment.siteUrl)}`));
   return { child, stdout: () => out, waitFor, waitForLines, exited };
 }
 
@@ -265,6 +265,18 @@ function slowPost(url: string, headers: Record<string, string>, body: string) {
   });
   return { response, finish: () => finish() };
 }
+
+test('with several customers and no site customer key, the admin API runs and the site says why it is down', { timeout: LIMIT_MS }, async (t) => {
+  const deployment = await newDeployment(t);
+  const first = JSON.parse((await runCli(deployment, ['customer', 'create', '--email', 'one@example.test', '--json'])).stdout) as { customerKey: number; apiKey: string };
+  assert.equal((await runCli(deployment, ['customer', 'create', '--email', 'two@example.test', '--json'])).code, 0);
+
+  const server = await startServer(t, deployment, { site: false });
+  await server.waitFor(/content site not started: several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY/);
+  assert.equal((await countUsers(deployment, first.customerKey, first.apiKey)).status, 200);
+  await assert.rejects(fetch(`${deployment.siteUrl}/healthz`), 'nothing listens on the site port');
+  assert.deepEqual(await stopServer(server), { code: 0, signal: null });
+});
 
 test('SIGTERM lets in-flight requests complete, then the process exits 0', { timeout: LIMIT_MS }, async (t) => {
   const deployment = await newDeployment(t);

@@ -96,17 +96,20 @@ export function toSiteUser(user: User): SiteUser {
   };
 }
 
+/** The site cannot tell which customer it serves; the message says what to configure. */
+export class SiteCustomerUnresolved extends Error {}
+
 /**
  * The customer the site serves: the configured key, else the only customer.
- * @throws Error saying what to configure when there is none or several.
+ * @throws SiteCustomerUnresolved when there is none or several.
  */
 export async function resolveSiteCustomer(customers: SiteAppOptions['customers'], customerKey: string | undefined): Promise<Customer> {
   const customer = await customers.findSiteCustomer(customerKey);
   if (customer) return customer;
-  if (customerKey) throw new Error(`LATCHKEY_SITE_CUSTOMER_KEY=${customerKey} names no customer: create it or fix the key`);
+  if (customerKey) throw new SiteCustomerUnresolved(`LATCHKEY_SITE_CUSTOMER_KEY=${customerKey} names no customer: create it or fix the key`);
   const existing = await customers.list(2);
-  if (existing.length === 0) throw new Error('the content site needs a customer: create one with `latchkey customer create --email E`');
-  throw new Error('several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves');
+  if (existing.length === 0) throw new SiteCustomerUnresolved('the content site needs a customer: create one with `latchkey customer create --email E`');
+  throw new SiteCustomerUnresolved('several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves');
 }
 
 /** True when the provider settings name a way to check tokens. */
