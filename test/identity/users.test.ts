@@ -471,6 +471,48 @@ describeEachStore('users admin API', (kind) => {
     assert.deepEqual(json(await change({ oldPassword: PASSWORD }), 400), validation('password is required'));
   });
 
+  test('getall records follow every change of a user, and rows without a stored record read the same', async (t) => {
+    const app = await setup(t, kind);
+    const customerId = app.customer.customerId;
+    const { users, mfa } = app.composition.services;
+    await createGroups(app, 'team');
+    await createUser(app, { username: 'una', email: 'una@example.com', password: PASSWORD, customAttribute7: 'seven' });
+    await createUser(app, { username: 'vic', email: 'vic@example.com' });
+
+    // Every record of getall is the users/get record of the same user, less `role`.
+    const assertListMatchesGet = async (step: string) => {
+      const listed = json(await app.admin.post('/admin/users/getall', { customerKey: app.ck, batchSize: 10, batchNo: 1 }), 200).users;
+      assert.equal(listed.length, 2, step);
+      for (const record of listed) {
+        const { role: _role, ...fetched } = (await getUser(app, record.username)).users[0];
+        assert.deepEqual(record, fetched, `${step}: ${record.username}`);
+      }
+    };
+    await assertListMatchesGet('created');
+
+    app.clock.advance(61_000);
+    json(await app.admin.post('/admin/users/update', { customerKey: app.ck, username: 'una', firstName: 'Una B', phone: '+1 555', customAttribute50: 'fifty', groups: [{ name: 'team' }] }), 200);
+    await assertListMatchesGet('updated');
+
+    app.clock.advance(61_000);
+    json(await app.admin.post('/admin/users/change-password', { customerKey: app.ck, username: 'una', oldPassword: PASSWORD, password: 'a brand new passphrase' }), 200);
+    await assertListMatchesGet('password changed');
+
+    app.clock.advance(61_000);
+    json(await app.admin.post('/admin/users/disable', { customerKey: app.ck, username: 'vic' }), 200);
+    json(await app.admin.post('/admin/groups/members/update', { customerKey: app.ck, groupName: 'team', users: [{ primaryEmail: 'vic@example.com' }] }), 200);
+    await assertListMatchesGet('disabled, joined a group');
+
+    const vic = (await users.findByLogin(customerId, 'vic'))!;
+    await app.composition.store.db.transaction().execute((trx) => users.setSecondFactorType(trx, customerId, vic.id, 'GOOGLE AUTHENTICATOR'));
+    assert.ok(mfa, 'the MFA service exists');
+    await assertListMatchesGet('second factor');
+
+    // Rows from before the stored record existed are built on the fly.
+    await app.composition.store.db.updateTable('users').set({ wire_record: null }).where('customer_id', '=', customerId).execute();
+    await assertListMatchesGet('no stored records');
+  });
+
   test('deep paging: every batch is exact after deletions in early id blocks', async (t) => {
     const app = await setup(t, kind);
     const other = await app.newCustomer();

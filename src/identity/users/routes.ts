@@ -5,7 +5,7 @@ import type { UsersService } from './service.ts';
 import type { GroupAssignment, UserInput } from './types.ts';
 import {
   customAttributeRequestProperties, getUserResponseSchema, listUsersResponseSchema,
-  readCustomAttributes, toGetEnvelope, toListEnvelope, type WireOptions,
+  readCustomAttributes, toGetEnvelope, toListBodyFromRecords, toListEnvelope, type WireOptions,
 } from './wire.ts';
 
 const MAX_USERS_BATCH = 500;
@@ -134,10 +134,17 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
       body: { type: 'object', required: ['customerKey', 'batchSize', 'batchNo'], properties: { customerKey: customerKeySchema, ...batchProperties(MAX_USERS_BATCH) } },
       response: { 200: listUsersResponseSchema },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { batchNo, batchSize } = request.body as { batchNo: number; batchSize: number };
-    const page = await users.list(request.customer.id, batchNo, batchSize);
-    return toListEnvelope(page.users, page.nextBatch, wireOptions(request, false));
+    const options = wireOptions(request, false);
+    if (options.includePasswordExpiry) {
+      const page = await users.list(request.customer.id, batchNo, batchSize);
+      return toListEnvelope(page.users, page.nextBatch, options);
+    }
+    // The common case: stored records spliced into the envelope (the JSON string is sent as is).
+    const page = await users.listRecords(request.customer.id, batchNo, batchSize);
+    reply.type('application/json; charset=utf-8');
+    return toListBodyFromRecords(page.records, page.nextBatch);
   });
 
   app.post('/admin/users/get', {

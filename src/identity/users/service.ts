@@ -12,8 +12,11 @@ import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
 import * as repo from './repo.ts';
 import type { User, UserInput, UserWithGroups } from './types.ts';
+import { toStoredRecordJson } from './wire.ts';
 
 export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
+
+export interface UserRecordsPage { records: { json: string; groups: string[] }[]; nextBatch: number }
 
 export interface UsersService {
   /** @throws Invalid, Conflict (username or e-mail taken). */
@@ -26,6 +29,8 @@ export interface UsersService {
   /** @throws NotFound */
   getWithGroups(customerId: number, login: string): Promise<UserWithGroups>;
   list(customerId: number, batchNo: number, batchSize: number): Promise<UsersPage>;
+  /** The same batch as stored listing records (JSON) with group names: the fast path of getall. */
+  listRecords(customerId: number, batchNo: number, batchSize: number): Promise<UserRecordsPage>;
   /** @throws NotFound */
   remove(customerId: number, login: string): Promise<void>;
   /** @throws NotFound */
@@ -151,6 +156,19 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
         users: users.map((u) => ({ ...u, groups: names.get(u.id) ?? [] })),
         nextBatch: hasMore ? batchNo + 1 : -1,
       };
+    },
+
+    async listRecords(customerId, batchNo, batchSize) {
+      const rows = await repo.listWireRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
+      const hasMore = rows.length > batchSize;
+      const page = hasMore ? rows.slice(0, batchSize) : rows;
+      const names = await groups.groupNamesByUser(db, customerId, page.map((r) => r.id));
+      const records = await Promise.all(page.map(async (r) => ({
+        // Rows written before wire_record existed: built from the row as it is now.
+        json: r.wireRecord ?? toStoredRecordJson((await repo.findUserById(db, customerId, r.id))!),
+        groups: names.get(r.id) ?? [],
+      })));
+      return { records, nextBatch: hasMore ? batchNo + 1 : -1 };
     },
 
     async remove(customerId, login) {

@@ -1,6 +1,6 @@
 /** The spec's user record and envelopes: field names, types and formats, in one place. */
 import { toMinuteUtc } from '../../http/schemas.ts';
-import { CUSTOM_ATTRIBUTE_COUNT, type UserWithGroups } from './types.ts';
+import { CUSTOM_ATTRIBUTE_COUNT, type User, type UserWithGroups } from './types.ts';
 
 const customAttributeNames = Array.from({ length: CUSTOM_ATTRIBUTE_COUNT }, (_, i) => `customAttribute${i + 1}`);
 
@@ -93,8 +93,9 @@ export interface WireOptions {
   includeRole: boolean;
 }
 
-export function toWireUser(user: UserWithGroups, options: WireOptions): Record<string, unknown> {
-  const record: Record<string, unknown> = {
+/** The user record less `groups`, `role` and `passwordExpiryDate`: what users.wire_record stores. */
+function toStoredRecord(user: User): Record<string, unknown> {
+  return {
     customerId: user.customerId,
     fname: user.firstName,
     lname: user.lastName,
@@ -114,11 +115,17 @@ export function toWireUser(user: UserWithGroups, options: WireOptions): Record<s
     guid: user.guid,
     sourceType: user.sourceType,
     sourceIdentifier: user.sourceIdentifier,
-    groups: user.groups,
     customAttributesAsList: listCustomAttributes(user.customAttributes),
     ...user.customAttributes,
     customAttribute50: user.customAttributes.customAttribute50 ?? '',
   };
+}
+
+/** JSON of the stored record: written with every change of the user row. */
+export const toStoredRecordJson = (user: User): string => JSON.stringify(toStoredRecord(user));
+
+export function toWireUser(user: UserWithGroups, options: WireOptions): Record<string, unknown> {
+  const record: Record<string, unknown> = { ...toStoredRecord(user), groups: user.groups };
   if (options.includeRole) record.role = user.role;
   if (options.includePasswordExpiry && options.passwordExpiryDays !== null && user.passwordChangedAt !== null) {
     record.passwordExpiryDate = formatMinuteUtc(user.passwordChangedAt + options.passwordExpiryDays * 86_400_000);
@@ -155,6 +162,17 @@ export function toListEnvelope(users: UserWithGroups[], nextBatch: number, optio
     fetchedCount: users.length,
     nextBatch,
   };
+}
+
+/**
+ * The getall body from stored records: each record's JSON with its `groups` spliced in before the
+ * closing brace, inside the list envelope, with no parsing and no second serialisation.
+ */
+export function toListBodyFromRecords(records: { json: string; groups: string[] }[], nextBatch: number): string {
+  const envelope = JSON.stringify({ ...toListEnvelope([], nextBatch, { passwordExpiryDays: null, includePasswordExpiry: false, includeRole: false }), fetchedCount: records.length });
+  const [head, tail] = envelope.split('"users":[]');
+  const users = records.map((r) => `${r.json.slice(0, -1)},"groups":${JSON.stringify(r.groups)}}`).join(',');
+  return `${head}"users":[${users}]${tail}`;
 }
 
 /** Reads customAttribute1..50 from a request body. */

@@ -7,6 +7,7 @@ import { mfaMigration } from './0003-mfa.ts';
 import { siteMigration } from './0004-site.ts';
 import { apiTokensMigration } from './0005-api-tokens.ts';
 import { groupMembersByUserMigration } from './0006-group-members-by-user.ts';
+import { userWireRecordMigration } from './0007-user-wire-record.ts';
 
 export async function migrate(store: Store): Promise<void> {
   const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export async function migrate(store: Store): Promise<void> {
     '0004-site': siteMigration(store.dialect),
     '0005-api-tokens': apiTokensMigration(store.dialect),
     '0006-group-members-by-user': groupMembersByUserMigration(),
+    '0007-user-wire-record': userWireRecordMigration(),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
