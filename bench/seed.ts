@@ -10,6 +10,7 @@ import { hashPassword } from '../src/lib/passwords.ts';
 import { BUCKET_BITS, normalise } from '../src/identity/users/repo.ts';
 import type { Store } from '../src/store/db.ts';
 import type { UsersTable } from '../src/store/schema.ts';
+import { toStoredRecordJson } from '../src/identity/users/wire.ts';
 
 /** Rows per INSERT: 15 parameters each stays under SQLite's 32,766 and PostgreSQL's 65,535. */
 const ROWS_PER_STATEMENT = 1000;
@@ -83,22 +84,36 @@ export async function seedUsers(store: Store, customerId: number, count: number)
           const username = benchUsername(next);
           const email = `${username}@bench.example`;
           const createdAt = firstCreatedAt + next * 1000;
+          const user = {
+            guid: randomUUID(),
+            firstName: FIRST_NAMES[next % FIRST_NAMES.length],
+            lastName: LAST_NAMES[Math.floor(next / FIRST_NAMES.length) % LAST_NAMES.length],
+            phone: `+1555${String(next % 10_000_000).padStart(7, '0')}`,
+            customAttributes: { customAttribute1: `dept-${next % 50}`, customAttribute2: `cc-${next % 997}` },
+          };
           rows.push({
             customer_id: customerId,
-            guid: randomUUID(),
+            guid: user.guid,
             username,
             username_norm: normalise(username),
             email,
             email_norm: normalise(email),
-            first_name: FIRST_NAMES[next % FIRST_NAMES.length],
-            last_name: LAST_NAMES[Math.floor(next / FIRST_NAMES.length) % LAST_NAMES.length],
-            phone: `+1555${String(next % 10_000_000).padStart(7, '0')}`,
+            first_name: user.firstName,
+            last_name: user.lastName,
+            phone: user.phone,
             alternate_email: '',
             password_hash: passwordHash,
             password_changed_at: createdAt,
-            custom_attributes: JSON.stringify({ customAttribute1: `dept-${next % 50}`, customAttribute2: `cc-${next % 997}` }),
+            custom_attributes: JSON.stringify(user.customAttributes),
             created_at: createdAt,
             updated_at: createdAt,
+            // As users/repo.ts writes it, from the row's values and the columns' defaults.
+            wire_record: toStoredRecordJson({
+              ...user, id: 0, customerId, username, email, alternateEmail: '', hasPassword: true, passwordChangedAt: createdAt,
+              role: 'END_USER', isDisabled: false, markForDeletion: false, idpEnabled: false, phoneVerified: false,
+              emailVerified: false, preferredLocale: '', enforce2faOnNextLogin: false, sourceType: 'API', sourceIdentifier: '',
+              lastVerifiedAt: 0, secondFactorType: 'NONE', credentialsVersion: 1, createdAt, updatedAt: createdAt,
+            }),
           });
         }
         const ids = await trx.insertInto('users').values(rows).returning('id').execute();
