@@ -3,7 +3,8 @@
  * hot path Kysely's query building costs more than the database's answer). Reads the users table
  * directly for that reason; everything else goes through the users service.
  */
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { compileOnce } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import type { SiteUser } from './protect/principal.ts';
 
@@ -19,14 +20,12 @@ interface Row {
 
 /** `findById(customerId, userId)`: the user as they are now, or undefined. */
 export function prepareSiteUserLookup(db: Kysely<Database>): (customerId: number, userId: number) => Promise<SiteUser | undefined> {
-  const compiled = db.selectFrom('users')
+  const select = compileOnce((exec) => exec.selectFrom('users')
     .select(['id', 'username', 'email', 'role', 'disabled', 'mark_for_deletion', 'credentials_version'])
     .where('customer_id', '=', 0)
-    .where('id', '=', 0)
-    .compile();
+    .where('id', '=', 0));
   return async (customerId, userId) => {
-    const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, [customerId, userId]));
-    const row = rows[0];
+    const row: Row | undefined = (await select(db, [customerId, userId]))[0];
     if (!row) return undefined;
     return {
       id: row.id,

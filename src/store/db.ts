@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Compilable, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -141,6 +141,23 @@ function withNamedStatements(pool: pg.Pool, maxNames = 500): PostgresPool {
       return wrapped as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
+  };
+}
+
+/**
+ * A query built and compiled once per executor, then run with fresh parameter values, given in the
+ * order the built query uses them: on hot paths Kysely's building and compiling costs more than the
+ * database's answer. `build` gets placeholder values; only the SQL text is kept.
+ */
+export function compileOnce<R>(build: (db: Executor) => Compilable<R>): (db: Executor, parameters: unknown[]) => Promise<R[]> {
+  const texts = new WeakMap<Executor, string>();
+  return async (db, parameters) => {
+    let text = texts.get(db);
+    if (text === undefined) {
+      text = build(db).compile().sql;
+      texts.set(db, text);
+    }
+    return (await db.executeQuery<R>(CompiledQuery.raw(text, parameters))).rows;
   };
 }
 

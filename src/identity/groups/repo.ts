@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor } from '../../store/db.ts';
+import { compileOnce, type Executor } from '../../store/db.ts';
 import type { GroupsTable } from '../../store/schema.ts';
 import type { Group, Membership } from './types.ts';
 
@@ -115,6 +115,14 @@ export async function removeAllMemberships(db: Executor, customerId: number, use
   await db.deleteFrom('group_members').where('customer_id', '=', customerId).where('user_id', '=', userId).execute();
 }
 
+const selectGroupNamesInRange = compileOnce((db) => db.selectFrom('group_members')
+  .innerJoin('groups', 'groups.id', 'group_members.group_id')
+  .select(['group_members.user_id as userId', 'groups.name as name'])
+  .where('group_members.customer_id', '=', 0)
+  .where('group_members.user_id', '>=', 0)
+  .where('group_members.user_id', '<=', 0)
+  .orderBy('group_members.user_id').orderBy('group_members.id'));
+
 /**
  * Group names per user, in membership order, for a page of users. Pages are runs of consecutive
  * ids of one customer, so one range read on (customer_id, user_id) serves them, and the SQL text
@@ -127,12 +135,7 @@ export async function groupNamesByUser(db: Executor, customerId: number, userIds
   let high = userIds[0];
   for (const id of userIds) { if (id < low) low = id; if (id > high) high = id; }
   const wanted = new Set(userIds);
-  const rows = await db.selectFrom('group_members').innerJoin('groups', 'groups.id', 'group_members.group_id')
-    .select(['group_members.user_id as userId', 'groups.name as name'])
-    .where('group_members.customer_id', '=', customerId)
-    .where('group_members.user_id', '>=', low)
-    .where('group_members.user_id', '<=', high)
-    .orderBy('group_members.user_id').orderBy('group_members.id').execute();
+  const rows = await selectGroupNamesInRange(db, [customerId, low, high]);
   for (const row of rows) {
     if (!wanted.has(row.userId)) continue;
     const names = result.get(row.userId);

@@ -7,7 +7,7 @@
  * wire.ts): a listing page then reads 500 short texts instead of 500 rows of 30 columns.
  */
 import type { Selectable } from 'kysely';
-import type { Executor } from '../../store/db.ts';
+import { compileOnce, type Executor } from '../../store/db.ts';
 import type { UsersTable } from '../../store/schema.ts';
 import type { User } from './types.ts';
 import { toStoredRecordJson } from './wire.ts';
@@ -165,13 +165,14 @@ export async function findUserById(db: Executor, customerId: number, userId: num
 }
 
 /** Users whose username or e-mail equals `login` (case-insensitive): at most two rows. */
+// Two unique-index lookups: SQLite runs the equivalent OR as a multi-index rowset, 3x the cost
+// (measured by bench/: users/get spends most of its database time here).
+const selectByLogin = compileOnce((db) => db.selectFrom('users').selectAll().where('customer_id', '=', 0).where('username_norm', '=', '')
+  .unionAll(db.selectFrom('users').selectAll().where('customer_id', '=', 0).where('email_norm', '=', '')));
+
 export async function findUsersByLogin(db: Executor, customerId: number, login: string): Promise<User[]> {
   const norm = normalise(login);
-  // Two unique-index lookups: SQLite runs the equivalent OR as a multi-index rowset, 3x the cost
-  // (measured by bench/: users/get spends most of its database time here).
-  const byUsername = db.selectFrom('users').selectAll().where('customer_id', '=', customerId).where('username_norm', '=', norm);
-  const byEmail = db.selectFrom('users').selectAll().where('customer_id', '=', customerId).where('email_norm', '=', norm);
-  const rows = await byUsername.unionAll(byEmail).execute();
+  const rows = await selectByLogin(db, [customerId, norm, customerId, norm]);
   // A user whose username is its own e-mail comes back twice.
   return (rows.length === 2 && rows[0].id === rows[1].id ? rows.slice(0, 1) : rows).map(toUser);
 }
