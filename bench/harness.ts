@@ -1,14 +1,18 @@
 /**
  * What a scenario sees: the seeded data, request builders (signed admin requests), and three verbs —
- * `compare` (ceiling vs real route), `measure` (real route only) and `check` (a target). Results are
+ * `compare` (ceiling vs real route), `measure` (real routes only) and `check` (a target). Results are
  * collected here and printed by report.ts. A new scenario is a `Scenario` object in scenarios/.
  */
 import { join } from 'node:path';
 import type { Composition } from '../src/compose.ts';
 import type { CreatedCustomer } from '../src/identity/customers/service.ts';
 import type { ServerHandle } from './child.ts';
+import type { Face } from './server.ts';
 import { adminSigner, encodeBody, headersOf, runLoad, summarise, type LoadRun, type LoadStats, type RequestSpec } from './load.ts';
 import type { BenchOptions } from './options.ts';
+
+/** The content-site faces: HS256 JWTs (as configured by default) and RS256. */
+export type SiteFace = Extract<Face, 'site' | 'siteRs256'>;
 
 export interface Scenario {
   /** Used by --only (prefix match) and in the report. */
@@ -62,17 +66,25 @@ export interface Bench {
   admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
   /**
    * A request to the content site (port of the server under test's site face), e.g.
-   * `bench.site('GET', '/rest/api/2/myself', { headers: { authorization: `Bearer ${token}` } })`.
+   * `bench.site('GET', '/rest/api/2/myself', { headers: { authorization: `Bearer ${token}` } })`;
+   * `face: 'siteRs256'` sends it to the site that signs RS256 JWTs instead.
    */
-  site(method: RequestSpec['method'], path: string, options?: Pick<RequestSpec, 'body' | 'headers' | 'dynamicHeaders' | 'dynamicBody'>): RequestSpec;
+  site(method: RequestSpec['method'], path: string, options?: Pick<RequestSpec, 'body' | 'headers' | 'dynamicHeaders' | 'dynamicBody'> & { face?: SiteFace }): RequestSpec;
   /**
    * The ceiling and the real route (and `others`, real routes measured alongside, e.g. a deeper
    * page) in interleaved slices, so drifting background load hits all alike; records real/ceiling.
    */
   compare(label: string, spec: RequestSpec, target?: Target, others?: { label: string; spec: RequestSpec }[]):
     Promise<{ ceiling: MeasurementRow; real: MeasurementRow; others: MeasurementRow[] }>;
-  /** The real route alone. */
-  measure(label: string, spec: RequestSpec): Promise<MeasurementRow>;
+  /**
+   * Real routes without a ceiling: `spec`, and `others` measured alongside in interleaved slices;
+   * `between(seconds)` runs in slices of its own between them (a figure measured outside HTTP, such
+   * as a raw hashing rate), so drifting background load hits it alike.
+   */
+  measure(label: string, spec: RequestSpec, alongside?: {
+    others?: { label: string; spec: RequestSpec }[];
+    between?: (seconds: number) => Promise<void>;
+  }): Promise<{ real: MeasurementRow; others: MeasurementRow[] }>;
   check(label: string, value: number, unit: string, target: Target, note?: string): CheckRow;
   /** A line in the report (what a figure means, a caveat). */
   note(text: string): void;
@@ -143,6 +155,32 @@ export function createBench(deps: {
     };
   };
 
+  interface Entry { port: number; spec: RequestSpec; profile?: string }
+  /**
+   * Warms every entry up, then runs them in short slices, in blocks that alternate forward and
+   * backward (ABBA for two): background load that drifts during the run hits every side alike.
+   * `between` is one more side, run by the caller (it is not HTTP load).
+   */
+  const interleave = async (entries: Entry[], between?: (seconds: number) => Promise<void>) => {
+    const runs = entries.map(() => [] as LoadRun[]);
+    const peaks = entries.map(() => [] as (number | undefined)[]);
+    if (options.warmupSeconds > 0) for (const e of entries) await runLoad(e.port, e.spec, options.warmupSeconds, options.connections);
+    const blocks = Math.max(2, 2 * Math.round(options.durationSeconds / 4));
+    const slice = options.durationSeconds / blocks;
+    const sides = entries.length + (between ? 1 : 0);
+    for (let b = 0; b < blocks; b++) {
+      const order = Array.from({ length: sides }, (_, i) => i);
+      if (b % 2 === 1) order.reverse();
+      for (const i of order) {
+        if (i === entries.length) { await between!(slice); continue; }
+        const { run, peakMiB } = await load(entries[i].port, entries[i].spec, slice, entries[i].profile);
+        runs[i].push(run);
+        peaks[i].push(peakMiB);
+      }
+    }
+    return { runs, peaks };
+  };
+
   const finish = (r: MeasurementRow) => {
     collected.measurements.push(r);
     log(describeRow(r));
@@ -168,8 +206,8 @@ export function createBench(deps: {
       };
     },
 
-    site(method, path, options = {}) {
-      return { face: 'site', method, path, ...options };
+    site(method, path, { face = 'site', ...options } = {}) {
+      return { face, method, path, ...options };
     },
 
     async compare(label, spec, target, others = []) {
@@ -185,26 +223,11 @@ export function createBench(deps: {
         });
         const echoed = await check.text();
         if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
-        const entries = [
-          { label, port: ceiling.port, spec, profile: undefined as string | undefined },
-          { label, port: port(spec), spec, profile: label },
-          ...others.map((o) => ({ label: o.label, port: port(o.spec), spec: o.spec, profile: o.label })),
-        ];
-        const runs = entries.map(() => [] as LoadRun[]);
-        const peaks = entries.map(() => [] as (number | undefined)[]);
-        if (options.warmupSeconds > 0) for (const e of entries) await runLoad(e.port, e.spec, options.warmupSeconds, options.connections);
-        // Short slices in blocks that alternate forward and backward (ABBA for two): background
-        // load that drifts during the run hits every side alike.
-        const blocks = Math.max(2, 2 * Math.round(options.durationSeconds / 4));
-        for (let b = 0; b < blocks; b++) {
-          const order = entries.map((_, i) => i);
-          if (b % 2 === 1) order.reverse();
-          for (const i of order) {
-            const { run, peakMiB } = await load(entries[i].port, entries[i].spec, options.durationSeconds / blocks, entries[i].profile);
-            runs[i].push(run);
-            peaks[i].push(peakMiB);
-          }
-        }
+        const { runs, peaks } = await interleave([
+          { port: ceiling.port, spec },
+          { port: port(spec), spec, profile: label },
+          ...others.map((o) => ({ port: port(o.spec), spec: o.spec, profile: o.label })),
+        ]);
         const c = finish({ ...row(label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
         const r = row(label, 'real', runs[1], peaks[1]);
         r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN;
@@ -216,10 +239,11 @@ export function createBench(deps: {
       }
     },
 
-    async measure(label, spec) {
-      if (options.warmupSeconds > 0) await runLoad(port(spec), spec, options.warmupSeconds, options.connections);
-      const { run, peakMiB } = await load(port(spec), spec, options.durationSeconds, label);
-      return finish(row(label, 'real', [run], [peakMiB]));
+    async measure(label, spec, { others = [], between } = {}) {
+      const measured = [{ label, spec }, ...others];
+      const { runs, peaks } = await interleave(measured.map((m) => ({ port: port(m.spec), spec: m.spec, profile: m.label })), between);
+      const [real, ...rest] = measured.map((m, i) => finish(row(m.label, 'real', runs[i], peaks[i])));
+      return { real, others: rest };
     },
 
     check(label, value, unit, target, note) {

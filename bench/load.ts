@@ -5,11 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import autocannon from 'autocannon';
+import type { Face } from './server.ts';
 
 /** One request as the load generator sends it, again and again. */
 export interface RequestSpec {
   /** Which face of the server under test answers it. */
-  face: 'identity' | 'site';
+  face: Face;
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path and query, e.g. `/api/admin/users/get`. */
   path: string;

@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     server = await startServer({ database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags });
     await sleep(2000);
     const rss: Report['rss'] = { startedMiB: server.rssMiB() };
-    log(`server pid ${server.pid}: identity on 127.0.0.1:${server.ports.identity}; 2 s after start RSS ${rss.startedMiB?.toFixed(1) ?? 'n/a'} MiB`);
+    log(`server pid ${server.pid}: ${Object.entries(server.ports).map(([face, port]) => `${face} on 127.0.0.1:${port}`).join(', ')}; 2 s after start RSS ${rss.startedMiB?.toFixed(1) ?? 'n/a'} MiB`);
     if (options.idleSeconds > 0) {
       process.stderr.write(`waiting up to ${options.idleSeconds} s for the idle server's memory to settle…\n`);
       rss.idleBeforeMiB = await server.settledRssMiB(options.idleSeconds);
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     const report: Report = {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
       machine: { node: process.version, platform: process.platform, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', loadAverageStart, loadAverageEnd: loadavg() },
       options: { ...options, postgresUrl: options.store === 'postgres' ? options.postgresUrl.replace(/\/\/[^@/]*@/, '//***@') : undefined },
       seed,

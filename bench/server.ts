@@ -1,9 +1,10 @@
 /**
  * The server under test, in its own process (forked by bench/run.ts) so the load generator never
- * shares its event loop: both Latchkey faces as `npm start` builds them, on 127.0.0.1 ports chosen
- * by the OS, plus on request a "ceiling": a bare Fastify (no auth, no database, no hooks) that
- * answers one route with the body captured from the real route and the real route's response
- * schema, so serialisation costs the same and the difference is everything Latchkey adds.
+ * shares its event loop: both Latchkey faces as `npm start` builds them and a second content site
+ * signing RS256 JWTs (same database and customer), on 127.0.0.1 ports chosen by the OS, plus on
+ * request a "ceiling": a bare Fastify (no auth, no database, no hooks) that answers one route with
+ * the body captured from the real route, paying the serialisation of that body through the real
+ * route's response schema, so the difference is everything Latchkey adds.
  *
  *   node --import tsx bench/server.ts --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
  *
@@ -18,7 +19,8 @@ import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore } from '../src/store/db.ts';
 
-export type Face = 'identity' | 'site';
+/** `siteRs256`: the content site as LATCHKEY_SITE_JWT_ALG=RS256 builds it (key generated into the data dir). */
+export type Face = 'identity' | 'site' | 'siteRs256';
 
 export type ParentMessage =
   | { type: 'ceiling'; id: number; face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }
@@ -47,19 +49,21 @@ async function main(): Promise<void> {
   const dataDir = argument('data-dir');
   if (!database || !dataDir) throw new Error('usage: server.ts --database <url> --data-dir <dir> [--schema s] [--log-level l]');
   const schema = argument('schema');
-  const config = loadConfig({
+  const env = {
     LATCHKEY_DATABASE_URL: database,
     LATCHKEY_DATA_DIR: dataDir,
     LATCHKEY_LOG_LEVEL: argument('log-level') ?? 'info',
     LATCHKEY_HOST: '127.0.0.1',
     LATCHKEY_IDENTITY_PORT: '0',
     LATCHKEY_SITE_PORT: '0',
-  });
+  };
+  const config = loadConfig(env);
   const store = await createStore(database, schema ? { schema } : {});
   const composition = await compose(config, { store });
   const faces: Record<Face, FastifyInstance> = {
     identity: await composition.buildIdentityApp(),
     site: await composition.buildSiteApp(),
+    siteRs256: await composition.buildSiteApp({ config: loadConfig({ ...env, LATCHKEY_SITE_JWT_ALG: 'RS256' }) }),
   };
 
   // The route's schema, read once per ceiling through app.inject; a flag test per request otherwise.
@@ -103,6 +107,11 @@ async function main(): Promise<void> {
     const status = response.statusCode;
     const responseSchema = (capturedSchema as { response?: unknown } | undefined)?.response;
 
+    // JSON is answered as an object, serialised per request through the route's schema. When that
+    // does not give the real bytes (a route that writes its JSON itself: its own key order, a cached
+    // string), the ceiling still pays that serialisation, flattened as sending it would, and sends
+    // the real bytes.
+    let sendsObject = isJson;
     const ceiling = Fastify({ logger: false });
     ceiling.route({
       method: message.method as 'GET',
@@ -110,10 +119,13 @@ async function main(): Promise<void> {
       ...(responseSchema ? { schema: { response: structuredClone(responseSchema) } } : {}),
       handler: async (_request, reply) => {
         reply.code(status);
-        if (!isJson) reply.type(contentType);
-        return body;
+        if (sendsObject) return body;
+        if (isJson) Buffer.byteLength(reply.serialize(body));
+        reply.type(contentType);
+        return response.body;
       },
     });
+    if (isJson) sendsObject = (await ceiling.inject({ method: message.method as 'GET', url: message.url })).body === response.body;
     await ceiling.listen({ host: '127.0.0.1', port: 0 });
     ceilings.set(message.id, ceiling);
     send({ type: 'ceiling', id: message.id, port: (ceiling.server.address() as { port: number }).port, status, body: response.body });

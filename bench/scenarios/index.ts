@@ -1,5 +1,8 @@
 /** Every scenario, in run order. Add one: write a Scenario (see users.ts) and list it here. */
 import type { Scenario } from '../harness.ts';
+import { apiTokensMyself } from './api-tokens.ts';
+import { mfaRegistration } from './mfa.ts';
+import { siteLogin, sitePosts } from './site.ts';
 import { usersGet, usersGetAll } from './users.ts';
 
-export const scenarios: Scenario[] = [usersGet, usersGetAll];
+export const scenarios: Scenario[] = [usersGet, usersGetAll, mfaRegistration, sitePosts, siteLogin, apiTokensMyself];

@@ -1,0 +1,54 @@
+/**
+ * Issue 4's figures: GET posts (20) with an HS256 JWT, an RS256 JWT and an API key, each against a
+ * ceiling serving the same 20 posts with no credential check; and the token endpoint's logins/s
+ * against the raw argon2id verify rate at the same concurrency.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Scenario } from '../harness.ts';
+import { ensurePosts, login, POSTS_PATH, SITE_PASSWORD, SITE_USER, TOKEN_PATH } from './site-setup.ts';
+
+const run = promisify(execFile);
+
+export const sitePosts: Scenario = {
+  name: 'site-posts',
+  summary: 'GET 20 posts with an HS256 JWT, an RS256 JWT and a user API key, each vs a ceiling',
+  async run(bench) {
+    await ensurePosts(bench, 20);
+    const target = { op: '>=' as const, threshold: 0.6, source: 'issue 4' };
+    const hs256 = await login(bench, 'site');
+    await bench.compare('posts, HS256 JWT', bench.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${hs256}` } }), target);
+    const rs256 = await login(bench, 'siteRs256');
+    await bench.compare('posts, RS256 JWT', bench.site('GET', POSTS_PATH, { face: 'siteRs256', headers: { authorization: `Bearer ${rs256}` } }), target);
+    const { apiKey } = await bench.composition.services.siteApiKeys.create(bench.customer.customerId, { login: SITE_USER, name: 'bench' });
+    await bench.compare('posts, API key', bench.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${apiKey}` } }), target);
+  },
+};
+
+export const siteLogin: Scenario = {
+  name: 'site-login',
+  summary: 'POST the token endpoint (one argon2id verify per login) vs the raw argon2id verify rate, same concurrency',
+  async run(bench) {
+    // A login first: the user exists and the password is right (a failure would count against the throttle).
+    await login(bench, 'site');
+    // The raw rate in slices between the logins' slices, so drifting background load hits both alike.
+    const argon2Rate = fileURLToPath(new URL('../argon2-rate.ts', import.meta.url));
+    let rateSeconds = 0;
+    let rateVerifies = 0;
+    const { real: logins } = await bench.measure('token endpoint logins', bench.site('POST', TOKEN_PATH, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: SITE_USER, password: SITE_PASSWORD }).toString(),
+    }), {
+      between: async (seconds) => {
+        const { stdout } = await run(process.execPath, ['--import', 'tsx', argon2Rate, '--concurrency', String(bench.options.connections), '--seconds', String(seconds)]);
+        rateVerifies += (JSON.parse(stdout) as { verifiesPerSecond: number }).verifiesPerSecond * seconds;
+        rateSeconds += seconds;
+      },
+    });
+    const verifiesPerSecond = rateVerifies / rateSeconds;
+    bench.check('logins/s ÷ raw argon2id verifies/s', logins.requestsPerSecond / verifiesPerSecond, 'x', {
+      op: '>=', threshold: 0.85, source: 'issue 4',
+    }, `${logins.requestsPerSecond.toFixed(1)} logins/s vs ${verifiesPerSecond.toFixed(1)} raw verifies/s at ${bench.options.connections} concurrent`);
+  },
+};
