@@ -159,8 +159,10 @@ export async function deleteUser(db: Executor, customerId: number, userId: numbe
   return true;
 }
 
+const selectUserById = compileOnce((db) => db.selectFrom('users').selectAll().where('customer_id', '=', 0).where('id', '=', 0));
+
 export async function findUserById(db: Executor, customerId: number, userId: number): Promise<User | undefined> {
-  const row = await db.selectFrom('users').selectAll().where('customer_id', '=', customerId).where('id', '=', userId).executeTakeFirst();
+  const row = (await selectUserById(db, [customerId, userId]))[0];
   return row && toUser(row);
 }
 
