@@ -2,21 +2,11 @@
 import type { Composition } from '../../compose.ts';
 import { Invalid, NotFound } from '../../lib/errors.ts';
 import { toWireToken } from '../../site/api-tokens/routes.ts';
-import { resolveSiteCustomer } from '../../site/app.ts';
 import { API_TOKEN_TYPES, type ApiTokenType } from '../../site/api-tokens/types.ts';
 import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
 import type { Command } from '../command.ts';
+import { siteCustomerId } from './site.ts';
 
-/** The customer whose users' tokens are managed: --customer-key, else the site's customer. */
-async function customerIdOf(args: ParsedArgs, app: Composition): Promise<number> {
-  const key = stringFlag(args, 'customer-key') ?? app.config.site.customerKey;
-  try {
-    return (await resolveSiteCustomer(app.services.customers, key)).id;
-  } catch (error) {
-    // Says what to configure (no customer, several, an unknown key): a refusal, not a crash.
-    throw new NotFound('customer', (error as Error).message);
-  }
-}
 
 async function userOf(app: Composition, customerId: number, login: string) {
   const user = await app.services.users.findByLogin(customerId, login);
@@ -40,7 +30,7 @@ export const apiTokenCreate: Command = {
   usage: 'site api-token create --user U --name N --type basic|bearer [--expires-days D] [--customer-key K] [--json]',
   summary: "Create a site user's API token; prints the secret once.",
   async run(args, { app }) {
-    const customerId = await customerIdOf(args, app);
+    const customerId = await siteCustomerId(args, app);
     const type = stringFlag(args, 'type', true);
     if (!API_TOKEN_TYPES.includes(type as ApiTokenType)) throw new UsageError('--type must be basic or bearer');
     const user = await userOf(app, customerId, stringFlag(args, 'user', true));
@@ -66,7 +56,7 @@ export const apiTokenList: Command = {
   usage: 'site api-token list --user U [--customer-key K] [--json]',
   summary: "List a site user's API tokens (never their secrets).",
   async run(args, { app }) {
-    const customerId = await customerIdOf(args, app);
+    const customerId = await siteCustomerId(args, app);
     const user = await userOf(app, customerId, stringFlag(args, 'user', true));
     const now = app.clock.now();
     const tokens = (await app.services.apiTokens.list(customerId, user.id)).map((t) => toWireToken(t, now));
@@ -83,7 +73,7 @@ export const apiTokenRevoke: Command = {
   usage: 'site api-token revoke --id N [--customer-key K] [--json]',
   summary: 'Revoke (delete) an API token; it stops working at once.',
   async run(args, { app }) {
-    const customerId = await customerIdOf(args, app);
+    const customerId = await siteCustomerId(args, app);
     const token = await app.services.apiTokens.revoke(customerId, positiveInt(args, 'id', true));
     return { json: { id: token.id, revoked: true }, text: `API token ${token.id} (${token.name}, ${token.username}) revoked.` };
   },
@@ -100,7 +90,7 @@ export const apiTokenPurgeExpired: Command = {
       const days = app.config.site.apiTokens.purgeAfterDays;
       return { json: { deleted }, text: `Deleted ${deleted} API token(s) expired for more than ${days} day(s).` };
     }
-    const customerId = await customerIdOf(args, app);
+    const customerId = await siteCustomerId(args, app);
     const user = await userOf(app, customerId, login);
     const deleted = await app.services.apiTokens.deleteExpired(customerId, user.id);
     return { json: { deleted }, text: `Deleted ${deleted} expired API token(s) of ${user.username}.` };

@@ -2,7 +2,7 @@ import type { Composition } from '../../compose.ts';
 import { SITE_METHODS, type SiteMethod } from '../../config.ts';
 import { NotFound } from '../../lib/errors.ts';
 import { toWireKey } from '../../site/api-keys/routes.ts';
-import { isProviderConfigured, JWKS_PATH, resolveSiteCustomer } from '../../site/app.ts';
+import { isProviderConfigured, JWKS_PATH, resolveSiteCustomer, SiteCustomerUnresolved } from '../../site/app.ts';
 import type { SiteSettingChanges } from '../../site/settings/service.ts';
 import type { ParsedArgs } from '../args.ts';
 import { stringFlag, UsageError } from '../args.ts';
@@ -10,13 +10,15 @@ import type { Command } from '../command.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-async function siteCustomerId(args: ParsedArgs, app: Composition): Promise<number> {
+/** The customer whose site a command manages: --customer-key, else the site's customer. */
+export async function siteCustomerId(args: ParsedArgs, app: Composition): Promise<number> {
   const key = stringFlag(args, 'customer-key') ?? app.config.site.customerKey;
   try {
     return (await resolveSiteCustomer(app.services.customers, key)).id;
   } catch (error) {
     // Not an unexpected failure: say what to configure, as a domain error.
-    throw new NotFound('customer', (error as Error).message);
+    if (error instanceof SiteCustomerUnresolved) throw new NotFound('customer', error.message);
+    throw error;
   }
 }
 
