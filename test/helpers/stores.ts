@@ -23,7 +23,7 @@ export function postgresStore(): Promise<Store> {
   if (!postgresUrl) throw new Error('LATCHKEY_TEST_POSTGRES_URL is not set');
   if (!sharedPostgres) {
     schemaName = `lk_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-    sharedPostgres = dropAbandonedSchemas().then(() => createStore(postgresUrl!, { schema: schemaName, poolSize: 5 })).then(async (store) => {
+    sharedPostgres = createStore(postgresUrl, { schema: schemaName, poolSize: 5 }).then(async (store) => {
       await migrate(store);
       return store;
     });
@@ -37,31 +37,6 @@ export function postgresStore(): Promise<Store> {
     });
   }
   return sharedPostgres;
-}
-
-/** Schemas of test processes that died before their closing hook: named lk_test_<pid>_…, pid gone. */
-async function dropAbandonedSchemas(): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ name: string }>(`select nspname as name from pg_namespace where nspname like 'lk_test_%'`);
-    for (const { name } of rows) {
-      const pid = Number(name.split('_')[2]);
-      // Another test process may be dropping the same one: losing that race is fine.
-      if (Number.isInteger(pid) && !isAlive(pid)) await client.query(`drop schema if exists ${name} cascade`).catch(() => {});
-    }
-  } finally {
-    await client.end();
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A fresh store: a new in-memory SQLite database, or the process's shared PostgreSQL schema. */
