@@ -63,6 +63,19 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
+/** Environment for a CLI child process and a composition sharing one SQLite file in a new data dir. */
+export function fileTestEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv & { LATCHKEY_DATA_DIR: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'));
+  return {
+    ...process.env,
+    LATCHKEY_DATA_DIR: dir,
+    LATCHKEY_DATABASE_URL: join(dir, 'latchkey.sqlite'),
+    LATCHKEY_MASTER_KEY: randomBytes(32).toString('hex'),
+    LATCHKEY_LOG_LEVEL: 'silent',
+    ...extra,
+  };
+}
+
 let customerCounter = 0;
 const uniqueEmail = () => `owner-${process.pid}-${++customerCounter}-${randomBytes(3).toString('hex')}@example.test`;
 

@@ -6,16 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { generateSecret, sha256Hex } from '../../src/lib/tokens.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
 import { assertJson, bearer, buildSite, PASSWORD, POSTS_PATH, siteError, type SiteTest } from './helpers.ts';
+import { fileTestEnv } from '../helpers/app.ts';
 
 if (postgresUrl) await postgresStore();
 
@@ -218,14 +215,7 @@ describeEachStore('site API keys over HTTP', (kind) => {
 const run = promisify(execFile);
 
 test('CLI: site api-key create / list / revoke --json, and the key works on the site', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-site-'));
-  const env = {
-    ...process.env,
-    LATCHKEY_DATA_DIR: dir,
-    LATCHKEY_DATABASE_URL: join(dir, 'latchkey.sqlite'),
-    LATCHKEY_MASTER_KEY: randomBytes(32).toString('hex'),
-    LATCHKEY_LOG_LEVEL: 'silent',
-  };
+  const env = fileTestEnv();
   const app = await compose(loadConfig(env));
   t.after(() => app.close());
   const customer = await app.services.customers.create({ email: 'owner@example.test' });

@@ -6,14 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
-import { testEnv } from '../helpers/app.ts';
+import { fileTestEnv, testEnv } from '../helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
 import { assertJson, bearer, buildSite, POSTS_PATH, siteError, TOKEN_PATH } from './helpers.ts';
 
@@ -84,17 +80,11 @@ test('binding: no customer, several customers, or an unknown key each stop the s
 });
 
 test('CLI: site config --json shows the effective settings and never a secret; set and reset', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-config-'));
-  const env = {
-    ...process.env,
-    LATCHKEY_DATA_DIR: dir,
-    LATCHKEY_DATABASE_URL: join(dir, 'latchkey.sqlite'),
-    LATCHKEY_MASTER_KEY: randomBytes(32).toString('hex'),
-    LATCHKEY_LOG_LEVEL: 'silent',
+  const env = fileTestEnv({
     LATCHKEY_SITE_PROVIDER_ISSUER: 'https://id.example.test',
     LATCHKEY_SITE_PROVIDER_CLIENT_ID: 'site-client',
     LATCHKEY_SITE_PROVIDER_CLIENT_SECRET: 'never-show-this-secret',
-  };
+  });
   const app = await compose(loadConfig(env));
   t.after(() => app.close());
   const customer = await app.services.customers.create({ email: 'owner@example.test' });

@@ -1,10 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { parseArgs } from '../../../src/cli/args.ts';
 import { apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke } from '../../../src/cli/commands/api-token.ts';
@@ -13,6 +10,7 @@ import { compose } from '../../../src/compose.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
 import { bearer, buildTokenSite, DAY, ISO, json, SECRET } from './harness.ts';
+import { fileTestEnv } from '../../helpers/app.ts';
 
 const run = (command: Command, app: Parameters<Command['run']>[1]['app'], argv: string[]) => command.run(parseArgs(argv), { app });
 
@@ -67,16 +65,9 @@ describeEachStore('site api-token commands', (kind) => {
 const execFileAsync = promisify(execFile);
 
 test('the CLI as a child process, --json, on a SQLite file', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'));
+  const env = fileTestEnv({ LATCHKEY_SITE_CUSTOMER_KEY: '' });
+  const dataDir = env.LATCHKEY_DATA_DIR;
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env = {
-    ...process.env,
-    LATCHKEY_DATA_DIR: dataDir,
-    LATCHKEY_DATABASE_URL: join(dataDir, 'cli.sqlite'),
-    LATCHKEY_MASTER_KEY: randomBytes(32).toString('hex'),
-    LATCHKEY_LOG_LEVEL: 'silent',
-    LATCHKEY_SITE_CUSTOMER_KEY: '',
-  };
   const app = await compose(loadConfig(env));
   try {
     const customer = await app.services.customers.create({ email: 'owner@example.test' });
