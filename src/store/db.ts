@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Compilable, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -45,7 +45,11 @@ function createSqliteStore(path: string): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const statements = withStatementCache(database);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  // Kysely runs every query on this one connection: while one of its transactions is open, a read
+  // here would see that transaction's uncommitted rows, so such reads queue behind it through Kysely.
+  directReaders.set(db, (text, parameters) => (database.inTransaction ? undefined : statements.prepare(text).all(parameters as unknown[])));
   return {
     db,
     dialect: 'sqlite',
@@ -92,7 +96,9 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
+  const named = withNamedStatements(pool);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named.pool }) });
+  directReaders.set(db, (text, parameters) => named.query(pool, text, parameters).then((result) => result.rows));
   return {
     db,
     dialect: 'postgres',
@@ -108,7 +114,10 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
  * length must not grow every connection's statement cache without bound). A statement whose result
  * columns changed under it (a migration by another node) is dropped and run unnamed again.
  */
-function withNamedStatements(pool: pg.Pool, maxNames = 500): PostgresPool {
+function withNamedStatements(pool: pg.Pool, maxNames = 500): {
+  pool: PostgresPool;
+  query(on: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult>;
+} {
   const names = new Map<string, string>();
   // Never reused: a connection may still hold a dropped text's statement under its old name.
   let issued = 0;
@@ -121,33 +130,48 @@ function withNamedStatements(pool: pg.Pool, maxNames = 500): PostgresPool {
     }
     return name;
   };
+  const query = (on: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult> => {
+    const name = nameOf(text);
+    if (!name) return on.query(text, values as unknown[]);
+    return on.query({ name, text, values: values as unknown[] }).catch((error: { code?: string }) => {
+      // 0A000: "cached plan must not change result type".
+      if (error?.code !== '0A000') throw error;
+      names.delete(text);
+      return on.query(text, values as unknown[]);
+    });
+  };
   return {
-    async connect() {
-      const client = await pool.connect();
-      const wrapped = {
-        query(text: unknown, values?: ReadonlyArray<unknown>) {
-          if (typeof text !== 'string') return client.query(text as never);
-          const name = nameOf(text);
-          if (!name) return client.query(text, values as unknown[]);
-          return client.query({ name, text, values: values as unknown[] }).catch((error: { code?: string }) => {
-            // 0A000: "cached plan must not change result type".
-            if (error?.code !== '0A000') throw error;
-            names.delete(text);
-            return client.query(text, values as unknown[]);
-          });
-        },
-        release: () => client.release(),
-      };
-      return wrapped as unknown as PostgresPoolClient;
+    query,
+    pool: {
+      async connect() {
+        const client = await pool.connect();
+        const wrapped = {
+          query(text: unknown, values?: ReadonlyArray<unknown>) {
+            if (typeof text !== 'string') return client.query(text as never);
+            return query(client, text, values);
+          },
+          release: () => client.release(),
+        };
+        return wrapped as unknown as PostgresPoolClient;
+      },
+      end: () => pool.end(),
     },
-    end: () => pool.end(),
   };
 }
 
 /**
- * A query built and compiled once per executor, then run with fresh parameter values, given in the
- * order the built query uses them: on hot paths Kysely's building and compiling costs more than the
- * database's answer. `build` gets placeholder values; only the SQL text is kept.
+ * Reads that bypass Kysely's executor (connection provider, mutex, result transformation): on a
+ * sub-millisecond lookup that machinery costs as much as the database. Undefined from a reader
+ * means "not now": the query then goes through Kysely.
+ */
+type DirectReader = (text: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]> | undefined;
+const directReaders = new WeakMap<Executor, DirectReader>();
+
+/**
+ * A read (a select) built and compiled once per executor, then run with fresh parameter values, given
+ * in the order the built query uses them: on hot paths Kysely's building and compiling costs more than
+ * the database's answer. `build` gets placeholder values; only the SQL text is kept. Outside a
+ * transaction the read goes straight to the database (see DirectReader).
  */
 export function compileOnce<R>(build: (db: Executor) => Compilable<R>): (db: Executor, parameters: unknown[]) => Promise<R[]> {
   const texts = new WeakMap<Executor, string>();
@@ -157,8 +181,22 @@ export function compileOnce<R>(build: (db: Executor) => Compilable<R>): (db: Exe
       text = build(db).compile().sql;
       texts.set(db, text);
     }
+    const direct = directReaders.get(db)?.(text, parameters);
+    if (direct !== undefined) return (await direct) as R[];
     return (await db.executeQuery<R>(CompiledQuery.raw(text, parameters))).rows;
   };
+}
+
+/**
+ * Aggregate for a subquery: the JSON array, as compact text, of the text column `value` in `orderBy`
+ * order ('[]' over no rows). Built by hand in both dialects so it can be spliced into an answer as is.
+ */
+export function jsonTextArray(db: Executor, value: string, orderBy: string): RawBuilder<string> {
+  const item = sql.ref(value);
+  const order = sql.ref(orderBy);
+  return db.getExecutor().adapter instanceof SqliteAdapter
+    ? sql<string>`coalesce('[' || group_concat(json_quote(${item}), ',' order by ${order}) || ']', '[]')`
+    : sql<string>`coalesce('[' || string_agg(to_json(${item})::text, ',' order by ${order}) || ']', '[]')`;
 }
 
 /** True when `error` is a unique-constraint violation, on either database. */

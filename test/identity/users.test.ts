@@ -431,8 +431,9 @@ describeEachStore('users admin API', (kind) => {
     assert.deepEqual(await count(), { status: 'SUCCESS', statusCode: 200, message: 'Successfully fetched user count.', data: { count: 0 } });
     for (const name of ['s1', 's2', 's3']) await createUser(app, { username: name, email: `${name}@example.com` });
     assert.deepEqual(await count(), { status: 'SUCCESS', statusCode: 200, message: 'Successfully fetched user count.', data: { count: 3 } });
-    // No admin route marks a user for deletion; the column is set the way an operator's job would.
-    await app.composition.store.db.updateTable('users').set({ mark_for_deletion: 1 })
+    // No admin route marks a user for deletion; the column is set the way an operator's job would
+    // (README: a job that changes a user row clears its stored record, which is then read from the row).
+    await app.composition.store.db.updateTable('users').set({ mark_for_deletion: 1, wire_record: null })
       .where('customer_id', '=', app.customer.customerId).where('username_norm', '=', 's2').execute();
     assert.equal((await count()).data.count, 2);
     assert.equal((await getUser(app, 's2')).users[0].markForDeletion, true);
@@ -471,7 +472,7 @@ describeEachStore('users admin API', (kind) => {
     assert.deepEqual(json(await change({ oldPassword: PASSWORD }), 400), validation('password is required'));
   });
 
-  test('getall records follow every change of a user, and rows without a stored record read the same', async (t) => {
+  test('getall and get records follow every change of a user, and rows without a stored record read the same', async (t) => {
     const app = await setup(t, kind);
     const customerId = app.customer.customerId;
     const { users } = app.composition.services;
@@ -479,12 +480,16 @@ describeEachStore('users admin API', (kind) => {
     await createUser(app, { username: 'una', email: 'una@example.com', password: PASSWORD, customAttribute7: 'seven' });
     await createUser(app, { username: 'vic', email: 'vic@example.com' });
 
-    // Every record of getall is the users/get record of the same user, less `role`.
+    // Every record of getall is the users/get record of the same user, less `role`; and users/get from the
+    // stored record answers what it answers when built from the row (includePwdExpDttm, no expiry policy).
     const assertListMatchesGet = async (step: string) => {
       const listed = json(await app.admin.post('/admin/users/getall', { customerKey: app.ck, batchSize: 10, batchNo: 1 }), 200).users;
       assert.equal(listed.length, 2, step);
       for (const record of listed) {
-        const { role: _role, ...fetched } = (await getUser(app, record.username)).users[0];
+        const stored = await getUser(app, record.username);
+        const fromRow = json(await app.admin.post('/admin/users/get?includePwdExpDttm=true', { customerKey: app.ck, username: record.username }), 200);
+        assert.deepEqual(stored, fromRow, `${step}: ${record.username} (get)`);
+        const { role: _role, ...fetched } = stored.users[0];
         assert.deepEqual(record, fetched, `${step}: ${record.username}`);
       }
     };

@@ -5,7 +5,7 @@ import type { UsersService } from './service.ts';
 import type { GroupAssignment, UserInput } from './types.ts';
 import {
   customAttributeRequestProperties, getUserResponseSchema, listUsersResponseSchema,
-  readCustomAttributes, toGetEnvelope, toListBodyFromRecords, toListEnvelope, type WireOptions,
+  readCustomAttributes, toGetBodyFromRecord, toGetEnvelope, toListBodyFromRecords, toListEnvelope, type WireOptions,
 } from './wire.ts';
 
 const MAX_USERS_BATCH = 500;
@@ -151,9 +151,17 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
     config: { adminErrors: 'get-user' },
     preValidation: acceptCapitalisedUsername,
     schema: { tags, summary: 'Fetch one user by username or e-mail', querystring: includeExpiryQuery, body: byUsername, response: { 200: getUserResponseSchema } },
-  }, async (request) => {
-    const user = await users.getWithGroups(request.customer.id, (request.body as { username: string }).username);
-    return toGetEnvelope(user, wireOptions(request, true));
+  }, async (request, reply) => {
+    const login = (request.body as { username: string }).username;
+    const options = wireOptions(request, true);
+    if (!options.includePasswordExpiry) {
+      const view = await users.getRecordView(request.customer.id, login);
+      if (view.wireRecord !== null) {
+        reply.type('application/json; charset=utf-8');
+        return toGetBodyFromRecord({ ...view, wireRecord: view.wireRecord });
+      }
+    }
+    return toGetEnvelope(await users.getWithGroups(request.customer.id, login), options);
   });
 
   app.post('/admin/users/search', {

@@ -11,7 +11,7 @@ import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
 import * as repo from './repo.ts';
-import type { User, UserInput, UserWithGroups } from './types.ts';
+import type { User, UserInput, UserRecordView, UserWithGroups } from './types.ts';
 import { toStoredRecordJson } from './wire.ts';
 
 export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
@@ -28,6 +28,8 @@ export interface UsersService {
   findById(customerId: number, userId: number): Promise<User | undefined>;
   /** @throws NotFound */
   getWithGroups(customerId: number, login: string): Promise<UserWithGroups>;
+  /** The same user as its stored record (the fast path of users/get). @throws NotFound */
+  getRecordView(customerId: number, login: string): Promise<UserRecordView>;
   list(customerId: number, batchNo: number, batchSize: number): Promise<UsersPage>;
   /** The same batch as stored listing records (JSON) with group names: the fast path of getall. */
   listRecords(customerId: number, batchNo: number, batchSize: number): Promise<UserRecordsPage>;
@@ -46,7 +48,7 @@ export interface UsersService {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-function pickLogin(candidates: User[], login: string): User | undefined {
+function pickLogin<U extends { username: string }>(candidates: U[], login: string): U | undefined {
   const norm = repo.normalise(login);
   return candidates.find((u) => repo.normalise(u.username) === norm) ?? candidates[0];
 }
@@ -145,6 +147,12 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
       const user = await requireUser(customerId, login);
       const names = await groups.groupNamesByUser(db, customerId, [user.id]);
       return { ...user, groups: names.get(user.id) ?? [] };
+    },
+
+    async getRecordView(customerId, login) {
+      const view = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
+      if (!view) throw new NotFound('user', 'Invalid username or email.');
+      return view;
     },
 
     async list(customerId, batchNo, batchSize) {

@@ -53,3 +53,18 @@ export interface UserInput {
   groups?: GroupAssignment[];
   customAttributes: Record<string, string>;
 }
+
+/** What users/get answers from: the stored listing record, the envelope's columns, the group names. */
+export interface UserRecordView {
+  id: number;
+  guid: string;
+  username: string;
+  email: string;
+  phone: string;
+  secondFactorType: string;
+  role: string;
+  /** null for rows written before the column existed. */
+  wireRecord: string | null;
+  /** The user's group names in membership order, as JSON text. */
+  groupsJson: string;
+}

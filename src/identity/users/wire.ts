@@ -1,6 +1,6 @@
 /** The spec's user record and envelopes: field names, types and formats, in one place. */
 import { toMinuteUtc } from '../../http/schemas.ts';
-import { CUSTOM_ATTRIBUTE_COUNT, type User, type UserWithGroups } from './types.ts';
+import { CUSTOM_ATTRIBUTE_COUNT, type User, type UserRecordView, type UserWithGroups } from './types.ts';
 
 const customAttributeNames = Array.from({ length: CUSTOM_ATTRIBUTE_COUNT }, (_, i) => `customAttribute${i + 1}`);
 
@@ -173,6 +173,17 @@ export function toListBodyFromRecords(records: { json: string; groups: string[] 
   const [head, tail] = envelope.split('"users":[]');
   const users = records.map((r) => `${r.json.slice(0, -1)},"groups":${JSON.stringify(r.groups)}}`).join(',');
   return `${head}"users":[${users}]${tail}`;
+}
+
+/**
+ * The users/get body from a stored record (the same fields as toGetEnvelope with the role, written
+ * straight from the record's JSON: no mapping, no second serialisation).
+ */
+export function toGetBodyFromRecord(view: UserRecordView & { wireRecord: string }, status = 'SUCCESS', message = 'Successfully fetched user details.'): string {
+  const text = JSON.stringify;
+  return `{"userId":${view.id},"guid":${text(view.guid)},"username":${text(view.username)},"email":${text(view.email)},`
+    + `"status":${text(status)},"message":${text(message)},"phone":${text(view.phone)},"authType":${text(view.secondFactorType)},`
+    + `"users":[${view.wireRecord.slice(0, -1)},"groups":${view.groupsJson},"role":${text(view.role)}}]}`;
 }
 
 /** Reads customAttribute1..50 from a request body. */

@@ -1,6 +1,6 @@
 /** Site API key queries. Keys are found by the SHA-256 of the presented secret, never by the secret. */
-import { CompiledQuery, type Kysely } from 'kysely';
-import type { Executor } from '../../store/db.ts';
+import type { Kysely } from 'kysely';
+import { compileOnce, type Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SiteUser } from '../protect/principal.ts';
 import type { SiteApiKey } from './types.ts';
@@ -111,7 +111,7 @@ interface LiveKeyRow {
  * because this runs on every request.
  */
 export function prepareLiveKeyLookup(db: Kysely<Database>): (customerId: number, keyHash: string) => Promise<LiveKey | undefined> {
-  const compiled = db.selectFrom('site_api_keys')
+  const select = compileOnce((exec) => exec.selectFrom('site_api_keys')
     .leftJoin('users', (join) => join.onRef('users.id', '=', 'site_api_keys.user_id').onRef('users.customer_id', '=', 'site_api_keys.customer_id'))
     .select([
       'site_api_keys.id', 'site_api_keys.user_id', 'site_api_keys.expires_at',
@@ -120,11 +120,9 @@ export function prepareLiveKeyLookup(db: Kysely<Database>): (customerId: number,
     ])
     .where('site_api_keys.key_hash', '=', '')
     .where('site_api_keys.customer_id', '=', 0)
-    .where('site_api_keys.revoked_at', 'is', null)
-    .compile();
+    .where('site_api_keys.revoked_at', 'is', null));
   return async (customerId, keyHash) => {
-    const { rows } = await db.executeQuery<LiveKeyRow>(CompiledQuery.raw(compiled.sql, [keyHash, customerId]));
-    const row = rows[0];
+    const row: LiveKeyRow | undefined = (await select(db, [keyHash, customerId]))[0];
     if (!row) return undefined;
     if (row.user_id === null) return { id: row.id, expiresAt: row.expires_at, user: null, orphaned: false };
     if (row.uid === null) return { id: row.id, expiresAt: row.expires_at, user: null, orphaned: true };
