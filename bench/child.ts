@@ -70,7 +70,7 @@ export async function startServer(options: {
   const child: ChildProcess = fork(serverPath, args, {
     execArgv: ['--import', 'tsx', ...(options.nodeFlags ?? [])],
     // As `npm start` runs the server: glibc then returns argon2id's 19 MiB blocks after each login.
-    env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '65536' },
+    env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576' },
     // Logs go where a deployment would send them; the bench only needs them to be written.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
