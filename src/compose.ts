@@ -140,7 +140,7 @@ export async function compose(
       logStream: overrides.logStream,
       // Site areas (API tokens, …) add their verifier and routes here.
       apiTokens: apiTokenVerifierFor(apiTokens),
-      areas: [apiTokenArea({ db, tokens: apiTokens, users, groups, mfa, siteUrl: config.siteUrl })],
+      areas: [apiTokenArea({ db, tokens: apiTokens, users, mfa, siteUrl: config.siteUrl })],
       ...siteOverrides,
     }),
     // A store passed in belongs to the caller (tests share one per PostgreSQL schema).

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type Expression, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -188,15 +188,15 @@ export function compileOnce<R>(build: (db: Executor) => Compilable<R>): (db: Exe
 }
 
 /**
- * Aggregate for a subquery: the JSON array, as compact text, of the text column `value` in `orderBy`
- * order ('[]' over no rows). Built by hand in both dialects so it can be spliced into an answer as is.
+ * A scalar subquery: the JSON array, as compact text ('[]' when empty), of the `value` column of
+ * `items` (a select of one text column named value, in the order wanted). Built by hand in both
+ * dialects so it can be spliced into an answer as is. The aggregate reads an ordered subquery rather
+ * than ordering itself: SQLite then walks the index in order instead of sorting (twice as fast).
  */
-export function jsonTextArray(db: Executor, value: string, orderBy: string): RawBuilder<string> {
-  const item = sql.ref(value);
-  const order = sql.ref(orderBy);
+export function jsonTextArray(db: Executor, items: Expression<{ value: string }>): RawBuilder<string> {
   return db.getExecutor().adapter instanceof SqliteAdapter
-    ? sql<string>`coalesce('[' || group_concat(json_quote(${item}), ',' order by ${order}) || ']', '[]')`
-    : sql<string>`coalesce('[' || string_agg(to_json(${item})::text, ',' order by ${order}) || ']', '[]')`;
+    ? sql<string>`(select coalesce('[' || group_concat(json_quote(value), ',') || ']', '[]') from ${items} as items)`
+    : sql<string>`(select coalesce('[' || string_agg(to_json(value)::text, ',') || ']', '[]') from ${items} as items)`;
 }
 
 /** True when `error` is a unique-constraint violation, on either database. */

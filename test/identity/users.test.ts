@@ -472,6 +472,19 @@ describeEachStore('users admin API', (kind) => {
     assert.deepEqual(json(await change({ oldPassword: PASSWORD }), 400), validation('password is required'));
   });
 
+  test('group names come in membership order, with quotes, backslashes and non-ASCII text intact', async (t) => {
+    const app = await setup(t, kind);
+    const names = ['Zeta "quoted"', 'Alpha \\ back', 'Ünïcødé ✓ 😀'];
+    await createGroups(app, ...names);
+    // Joined last to first, so membership order is neither creation nor alphabetical order.
+    await createUser(app, { username: 'olga', email: 'olga@example.com', groups: [...names].reverse().map((name) => ({ name })) });
+    const expected = [...names].reverse();
+    assert.deepEqual((await getUser(app, 'olga')).users[0].groups, expected);
+    assert.deepEqual((await getUser(app, 'olga@example.com')).users[0].groups, expected, 'looked up by e-mail');
+    const listed = json(await app.admin.post('/admin/users/getall', { customerKey: app.ck, batchSize: 10, batchNo: 1 }), 200).users;
+    assert.deepEqual(listed.find((u: any) => u.username === 'olga').groups, expected);
+  });
+
   test('getall and get records follow every change of a user, and rows without a stored record read the same', async (t) => {
     const app = await setup(t, kind);
     const customerId = app.customer.customerId;

@@ -6,10 +6,10 @@
  * Every write of a user row also rewrites its wire_record (the listing record as JSON, built by
  * wire.ts): a listing page then reads 500 short texts instead of 500 rows of 30 columns.
  */
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import { compileOnce, jsonTextArray, type Executor } from '../../store/db.ts';
-import type { UsersTable } from '../../store/schema.ts';
-import type { User, UserRecordView } from './types.ts';
+import type { Database, UsersTable } from '../../store/schema.ts';
+import type { User, UserRecordView, UserWithGroups } from './types.ts';
 import { toStoredRecordJson } from './wire.ts';
 
 export const BUCKET_BITS = 10;
@@ -166,6 +166,24 @@ export async function findUserById(db: Executor, customerId: number, userId: num
   return row && toUser(row);
 }
 
+/** The group names of the outer query's user, in membership order (for jsonTextArray). */
+const groupNamesOf = (eb: ExpressionBuilder<Database, 'users'>) => eb.selectFrom('group_members')
+  .innerJoin('groups', 'groups.id', 'group_members.group_id')
+  .select('groups.name as value')
+  .whereRef('group_members.customer_id', '=', 'users.customer_id')
+  .whereRef('group_members.user_id', '=', 'users.id')
+  .orderBy('group_members.id');
+
+// The row and its group names in one statement (GET /rest/api/2/myself runs this on every request).
+const selectUserWithGroupsById = compileOnce((db) => db.selectFrom('users').selectAll('users')
+  .select((eb) => jsonTextArray(db, groupNamesOf(eb)).as('groupsJson'))
+  .where('users.customer_id', '=', 0).where('users.id', '=', 0));
+
+export async function findUserWithGroupsById(db: Executor, customerId: number, userId: number): Promise<UserWithGroups | undefined> {
+  const row = (await selectUserWithGroupsById(db, [customerId, userId]))[0];
+  return row && { ...toUser(row), groups: JSON.parse(row.groupsJson) as string[] };
+}
+
 /** Users whose username or e-mail equals `login` (case-insensitive): at most two rows. */
 // Two unique-index lookups: SQLite runs the equivalent OR as a multi-index rowset, 3x the cost
 // (measured by bench/: users/get spends most of its database time here).
@@ -186,11 +204,7 @@ const selectRecordViewsByLogin = compileOnce((db) => {
     .select((eb) => [
       'users.id', 'users.guid', 'users.username', 'users.email', 'users.phone',
       'users.second_factor_type as secondFactorType', 'users.role', 'users.wire_record as wireRecord',
-      eb.selectFrom('group_members').innerJoin('groups', 'groups.id', 'group_members.group_id')
-        .select(jsonTextArray(db, 'groups.name', 'group_members.id').as('names'))
-        .whereRef('group_members.customer_id', '=', 'users.customer_id')
-        .whereRef('group_members.user_id', '=', 'users.id')
-        .$asScalar().as('groupsJson'),
+      jsonTextArray(db, groupNamesOf(eb)).as('groupsJson'),
     ])
     .where('users.customer_id', '=', 0).where(`users.${column}`, '=', '');
   return branch('username_norm').unionAll(branch('email_norm'));

@@ -26,6 +26,8 @@ export interface UsersService {
   /** By username or primary e-mail, case-insensitive; an exact username match wins. */
   findByLogin(customerId: number, login: string): Promise<User | undefined>;
   findById(customerId: number, userId: number): Promise<User | undefined>;
+  /** The user with their group names, in one read. */
+  findByIdWithGroups(customerId: number, userId: number): Promise<UserWithGroups | undefined>;
   /** @throws NotFound */
   getWithGroups(customerId: number, login: string): Promise<UserWithGroups>;
   /** The same user as its stored record (the fast path of users/get). @throws NotFound */
@@ -142,6 +144,7 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
 
     findByLogin: (customerId, login) => findByLogin(customerId, login),
     findById: (customerId, userId) => repo.findUserById(db, customerId, userId),
+    findByIdWithGroups: (customerId, userId) => repo.findUserWithGroupsById(db, customerId, userId),
 
     async getWithGroups(customerId, login) {
       const user = await requireUser(customerId, login);

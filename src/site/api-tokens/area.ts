@@ -3,7 +3,6 @@
  * `Bearer lkat_…` credentials, GET /rest/api/2/myself, and the management routes.
  */
 import type { Kysely } from 'kysely';
-import type { GroupsService } from '../../identity/groups/service.ts';
 import type { MfaService } from '../../identity/mfa/service.ts';
 import type { UsersService } from '../../identity/users/service.ts';
 import type { Database } from '../../store/schema.ts';
@@ -19,8 +18,7 @@ import type { ApiTokensService } from './service.ts';
 export interface ApiTokenAreaDeps {
   db: Kysely<Database>;
   tokens: ApiTokensService;
-  users: Pick<UsersService, 'findById' | 'verifyCredentials'>;
-  groups: Pick<GroupsService, 'groupNamesByUser'>;
+  users: Pick<UsersService, 'findByIdWithGroups' | 'verifyCredentials'>;
   /** Users with an authenticator app may not manage tokens with their password alone. */
   mfa?: Pick<MfaService, 'hasActiveAuthenticator'>;
   siteUrl: string;
@@ -39,7 +37,7 @@ export function apiTokenArea(deps: ApiTokenAreaDeps): SiteArea {
     // The management routes check credentials themselves (passwords too) with the plugin's authenticator.
     if (!app.hasDecorator('siteAuthenticator')) throw new Error('API tokens: mount the area inside the site protection plugin');
     await app.register(myselfRoutes, {
-      reader: createMyselfReader({ db: deps.db, users: deps.users, groups: deps.groups }),
+      reader: createMyselfReader(deps.users),
       siteCustomerId: site.siteCustomerId,
       siteUrl: deps.siteUrl,
     });

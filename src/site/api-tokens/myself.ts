@@ -4,11 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { GroupsService } from '../../identity/groups/service.ts';
 import type { UsersService } from '../../identity/users/service.ts';
 import type { User } from '../../identity/users/types.ts';
 import { Forbidden, Unauthenticated } from '../../lib/errors.ts';
-import type { Executor } from '../../store/db.ts';
 
 export interface MyselfReader {
   /** The user and their group names; undefined when the user no longer exists. */
@@ -22,18 +20,12 @@ export interface MyselfRoutesOptions {
   siteUrl: string;
 }
 
-/** Reads a user and their group names through the users and groups services. */
-export function createMyselfReader(deps: {
-  db: Executor;
-  users: Pick<UsersService, 'findById'>;
-  groups: Pick<GroupsService, 'groupNamesByUser'>;
-}): MyselfReader {
+/** Reads a user and their group names through the users service. */
+export function createMyselfReader(users: Pick<UsersService, 'findByIdWithGroups'>): MyselfReader {
   return {
     async read(customerId, userId) {
-      const user = await deps.users.findById(customerId, userId);
-      if (!user) return undefined;
-      const names = await deps.groups.groupNamesByUser(deps.db, customerId, [userId]);
-      return { user, groups: names.get(userId) ?? [] };
+      const found = await users.findByIdWithGroups(customerId, userId);
+      return found && { user: found, groups: found.groups };
     },
   };
 }
