@@ -2,7 +2,7 @@
  * The parent's handle on the server under test (bench/server.ts in a child process): start it,
  * ask it for ceilings, read its resident memory from /proc, stop it.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, Face, ParentMessage } from './server.ts';
@@ -36,7 +36,10 @@ export interface Ceiling {
   close(): Promise<void>;
 }
 
-const serverPath = fileURLToPath(new URL('./server.ts', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const serverSource = fileURLToPath(new URL('./server.ts', import.meta.url));
+// Bundled as `npm start` bundles src/main.ts, so the server runs as it does in production (no tsx loader).
+const serverBundle = fileURLToPath(new URL('../dist/bench-server.js', import.meta.url));
 
 function readStatusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
@@ -67,8 +70,9 @@ export async function startServer(options: {
 }): Promise<ServerHandle> {
   const args = ['--database', options.database, '--data-dir', options.dataDir, '--log-level', options.logLevel];
   if (options.schema) args.push('--schema', options.schema);
-  const child: ChildProcess = fork(serverPath, args, {
-    execArgv: ['--import', 'tsx', ...(options.nodeFlags ?? [])],
+  execFileSync(process.execPath, ['scripts/build.mjs', serverSource, serverBundle], { cwd: root, stdio: 'inherit' });
+  const child: ChildProcess = fork(serverBundle, args, {
+    execArgv: [...(options.nodeFlags ?? [])],
     // As `npm start` runs the server: glibc then returns argon2id's 19 MiB blocks after each login.
     env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576' },
     // Logs go where a deployment would send them; the bench only needs them to be written.

@@ -6,7 +6,7 @@
  * the body captured from the real route, paying the serialisation of that body through the real
  * route's response schema, so the difference is everything Latchkey adds.
  *
- *   node --import tsx bench/server.ts --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
+ *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
  *
  * It can also CPU-profile chosen stretches (node:inspector), written as .cpuprofile files.
  *

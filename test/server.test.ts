@@ -70,9 +70,12 @@ interface RunningServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node --import tsx src/main.ts` and resolves once both faces listen. */
+/** package.json's start script, run as npm runs it (without npm in between, so signals reach the server). */
+const START_COMMAND: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
+
+/** Starts the server as `npm start` does and resolves once both faces listen. */
 async function startServer(t: TestContext, deployment: Deployment, options: { site?: boolean } = {}): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn('sh', ['-c', START_COMMAND], {
     cwd: ROOT, env: childEnv(deployment.env), stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
