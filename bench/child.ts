@@ -41,6 +41,16 @@ const serverSource = fileURLToPath(new URL('./server.ts', import.meta.url));
 // Bundled as `npm start` bundles src/main.ts, so the server runs as it does in production (no tsx loader).
 const serverBundle = fileURLToPath(new URL('../dist/bench-server.js', import.meta.url));
 
+/**
+ * The environment assignments of package.json's start script (`… && A=1 B=2 exec node dist/main.js`):
+ * the allocator settings the server runs with, applied to every process the bench measures.
+ */
+export function startEnvironment(): Record<string, string> {
+  const start: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
+  const command = start.split('&&').at(-1)!;
+  return Object.fromEntries([...command.matchAll(/(?:^|\s)([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
+}
+
 function readStatusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -73,8 +83,7 @@ export async function startServer(options: {
   execFileSync(process.execPath, ['scripts/build.mjs', serverSource, serverBundle], { cwd: root, stdio: 'inherit' });
   const child: ChildProcess = fork(serverBundle, args, {
     execArgv: [...(options.nodeFlags ?? [])],
-    // As `npm start` runs the server: glibc then returns argon2id's 19 MiB blocks after each login.
-    env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576' },
+    env: { ...process.env, ...startEnvironment() },
     // Logs go where a deployment would send them; the bench only needs them to be written.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { startEnvironment } from '../child.ts';
 import type { Scenario } from '../harness.ts';
 import { ensurePosts, login, POSTS_PATH, SITE_PASSWORD, SITE_USER, TOKEN_PATH } from './site-setup.ts';
 
@@ -41,7 +42,10 @@ export const siteLogin: Scenario = {
       body: new URLSearchParams({ username: SITE_USER, password: SITE_PASSWORD }).toString(),
     }), {
       between: async (seconds) => {
-        const { stdout } = await run(process.execPath, ['--import', 'tsx', argon2Rate, '--concurrency', String(bench.options.connections), '--seconds', String(seconds)]);
+        const { stdout } = await run(process.execPath, ['--import', 'tsx', argon2Rate, '--concurrency', String(bench.options.connections), '--seconds', String(seconds)], {
+          // With the server's allocator settings: they decide what argon2id's 19 MiB blocks cost.
+          env: { ...process.env, ...startEnvironment() },
+        });
         rateVerifies += (JSON.parse(stdout) as { verifiesPerSecond: number }).verifiesPerSecond * seconds;
         rateSeconds += seconds;
       },
