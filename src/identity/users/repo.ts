@@ -275,13 +275,17 @@ export async function listUsersPage(db: Executor, customerId: number, offset: nu
   return rows.map(toUser);
 }
 
-/** The same page as listUsersPage, as stored wire records (null for rows older than the column). */
-export async function listWireRecordsPage(db: Executor, customerId: number, offset: number, limit: number): Promise<{ id: number; wireRecord: string | null }[]> {
+// A listing page: each user's stored record and group names, one statement whatever the page size.
+const selectRecordsFrom = compileOnce((db) => db.selectFrom('users')
+  .select((eb) => ['users.id', 'users.wire_record as wireRecord', jsonTextArray(db, groupNamesOf(eb)).as('groupsJson')])
+  .where('users.customer_id', '=', 0).where('users.id', '>=', 0)
+  .orderBy('users.id').limit(0).offset(0));
+
+/** The same page as listUsersPage, as stored records with group names (wireRecord null for rows older than the column). */
+export async function listRecordsPage(db: Executor, customerId: number, offset: number, limit: number): Promise<{ id: number; wireRecord: string | null; groupsJson: string }[]> {
   const start = await pageStart(db, customerId, offset);
   if (!start) return [];
-  return db.selectFrom('users').select(['id', 'wire_record as wireRecord'])
-    .where('customer_id', '=', customerId).where('id', '>=', start.fromId)
-    .orderBy('id').limit(limit).offset(start.skip).execute();
+  return selectRecordsFrom(db, [customerId, start.fromId, limit, start.skip]);
 }
 
 /** End users not marked for deletion. */

@@ -1,5 +1,5 @@
 /** HTTP for /admin/users/...: schemas, wire shapes, the spec's error variants. No rules, no SQL. */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { batchProperties, customerKeySchema, emailString, nameString } from '../../http/schemas.ts';
 import type { UsersService } from './service.ts';
 import type { GroupAssignment, UserInput } from './types.ts';
@@ -65,11 +65,12 @@ const includeExpiryQuery = {
 } as const;
 
 /** The spec's get table spells the field `Username`, its sample `username`: both are read. */
-async function acceptCapitalisedUsername(request: FastifyRequest): Promise<void> {
+function acceptCapitalisedUsername(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
   const body = request.body as Record<string, unknown> | null;
   if (body !== null && typeof body === 'object' && !Array.isArray(body) && body.username === undefined && body.Username !== undefined) {
     body.username = body.Username;
   }
+  done();
 }
 
 type WriteBody = Record<string, unknown> & {

@@ -16,7 +16,7 @@ import { toStoredRecordJson } from './wire.ts';
 
 export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
 
-export interface UserRecordsPage { records: { json: string; groups: string[] }[]; nextBatch: number }
+export interface UserRecordsPage { records: { json: string; groupsJson: string }[]; nextBatch: number }
 
 export interface UsersService {
   /** @throws Invalid, Conflict (username or e-mail taken). */
@@ -170,15 +170,15 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     },
 
     async listRecords(customerId, batchNo, batchSize) {
-      const rows = await repo.listWireRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
+      const rows = await repo.listRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
       const hasMore = rows.length > batchSize;
       const page = hasMore ? rows.slice(0, batchSize) : rows;
-      const names = await groups.groupNamesByUser(db, customerId, page.map((r) => r.id));
-      const records = await Promise.all(page.map(async (r) => ({
+      const records = [];
+      for (const row of page) {
         // Rows written before wire_record existed: built from the row as it is now.
-        json: r.wireRecord ?? toStoredRecordJson((await repo.findUserById(db, customerId, r.id))!),
-        groups: names.get(r.id) ?? [],
-      })));
+        const json = row.wireRecord ?? toStoredRecordJson((await repo.findUserById(db, customerId, row.id))!);
+        records.push({ json, groupsJson: row.groupsJson });
+      }
       return { records, nextBatch: hasMore ? batchNo + 1 : -1 };
     },
 

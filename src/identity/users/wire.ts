@@ -168,10 +168,10 @@ export function toListEnvelope(users: UserWithGroups[], nextBatch: number, optio
  * The getall body from stored records: each record's JSON with its `groups` spliced in before the
  * closing brace, inside the list envelope, with no parsing and no second serialisation.
  */
-export function toListBodyFromRecords(records: { json: string; groups: string[] }[], nextBatch: number): string {
+export function toListBodyFromRecords(records: { json: string; groupsJson: string }[], nextBatch: number): string {
   const envelope = JSON.stringify({ ...toListEnvelope([], nextBatch, { passwordExpiryDays: null, includePasswordExpiry: false, includeRole: false }), fetchedCount: records.length });
   const [head, tail] = envelope.split('"users":[]');
-  const users = records.map((r) => `${r.json.slice(0, -1)},"groups":${JSON.stringify(r.groups)}}`).join(',');
+  const users = records.map((r) => `${r.json.slice(0, -1)},"groups":${r.groupsJson}}`).join(',');
   return `${head}"users":[${users}]${tail}`;
 }
 
