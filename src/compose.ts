@@ -56,6 +56,15 @@ export interface BackgroundTask {
   stop(): Promise<void>;
 }
 
+/** A synchronous job every `intervalMs` while started; its timer never keeps the process alive. */
+function intervalTask(intervalMs: number, run: () => void): BackgroundTask {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() { timer ??= setInterval(run, intervalMs).unref(); },
+    async stop() { clearInterval(timer); timer = undefined; },
+  };
+}
+
 /** The master key from config (hex or base64 of 32 bytes), else <dataDir>/master.key, created once. */
 export function resolveMasterKey(config: Config): Buffer {
   const decode = (text: string): Buffer => {
@@ -106,6 +115,8 @@ export async function compose(
     ? createReplayGuard({ clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs })
     : undefined;
   const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
+  // Requests sweep the guard as they come; this gives an idle server's memory back too.
+  const replaySweep = replayGuard && intervalTask(30_000, () => replayGuard.sweep());
 
   // Every node runs it: the purge is an idempotent DELETE (see site/api-tokens/scheduler.ts).
   const apiTokenPurge = createPurgeScheduler({
@@ -120,7 +131,7 @@ export async function compose(
     store,
     masterKey,
     services,
-    background: [apiTokenPurge],
+    background: replaySweep ? [apiTokenPurge, replaySweep] : [apiTokenPurge],
     buildIdentityApp: () => buildIdentityApp({
       logLevel: config.logLevel,
       logStream: overrides.logStream,

@@ -13,6 +13,8 @@ export interface ReplayGuard {
    * full of live entries (it fails closed rather than grow without bound).
    */
   admit(digest: string, timestampMs: number): boolean;
+  /** Drops the entries whose timestamps have left the window (admit does so too, at most every 5 s). */
+  sweep(): void;
   size(): number;
 }
 
@@ -49,6 +51,7 @@ export function createReplayGuard(opts: { clock: Clock; graceMs: number; windowM
       firstSeen.set(key, { at: now, forgetAt: timestampMs + opts.windowMs });
       return true;
     },
+    sweep: () => sweep(opts.clock.now()),
     size: () => firstSeen.size,
   };
 }

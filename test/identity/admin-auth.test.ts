@@ -262,6 +262,16 @@ describe('replay guard', () => {
     assert.equal(guard.size(), 3, 'the 100 early entries are swept; the later one and the new ones stay');
   });
 
+  test('sweep() forgets expired entries without a request', () => {
+    const clock = createTestClock();
+    const guard = createReplayGuard({ clock, graceMs: 2000, windowMs: 300_000 });
+    for (let i = 0; i < 10; i++) guard.admit(digest(i), clock.now());
+    clock.advance(300_001);
+    assert.equal(guard.size(), 10);
+    guard.sweep();
+    assert.equal(guard.size(), 0);
+  });
+
   test('is bounded: when full of live entries it refuses new digests, and recovers when they expire', () => {
     const clock = createTestClock();
     const guard = createReplayGuard({ clock, graceMs: 2000, windowMs: 300_000, maxEntries: 3 });
