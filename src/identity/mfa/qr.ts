@@ -53,8 +53,25 @@ function encodePng(modules: number, dark: (x: number, y: number) => boolean): Bu
   return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
 
+/**
+ * The URI as QR segments: bytes, except the base32 secret, which QR's alphanumeric mode holds in
+ * fewer bits. Given explicitly, qrcode skips its search for the best split (two thirds of its time).
+ */
+function segmentsOf(text: string): QRCode.QRCodeSegment[] {
+  const secret = /[?&]secret=([A-Z2-7]+)/.exec(text);
+  const bytes = (part: string): QRCode.QRCodeSegment => ({ data: Buffer.from(part, 'utf8'), mode: 'byte' });
+  if (!secret) return [bytes(text)];
+  const start = secret.index + secret[0].length - secret[1].length;
+  const end = start + secret[1].length;
+  return [
+    bytes(text.slice(0, start)),
+    { data: secret[1], mode: 'alphanumeric' },
+    ...(end < text.length ? [bytes(text.slice(end))] : []),
+  ];
+}
+
 /** Base64 (no `data:` prefix) of a PNG QR code encoding `text`, as sent in `qrCodeData`. */
 export async function renderQrPngBase64(text: string): Promise<string> {
-  const { modules } = QRCode.create(text, { errorCorrectionLevel: ERROR_CORRECTION, maskPattern: MASK_PATTERN } as QRCode.QRCodeOptions);
+  const { modules } = QRCode.create(segmentsOf(text), { errorCorrectionLevel: ERROR_CORRECTION, maskPattern: MASK_PATTERN } as QRCode.QRCodeOptions);
   return encodePng(modules.size, (x, y) => Boolean(modules.get(y, x))).toString('base64');
 }
