@@ -9,6 +9,8 @@ import { apiTokensMigration } from './0005-api-tokens.ts';
 import { groupMembersByUserMigration } from './0006-group-members-by-user.ts';
 import { userWireRecordMigration } from './0007-user-wire-record.ts';
 
+const MAX_ATTEMPTS = 5;
+
 export async function migrate(store: Store): Promise<void> {
   const migrations: Record<string, Migration> = {
     '0001-customers': customersMigration(store.dialect),
@@ -25,8 +27,12 @@ export async function migrate(store: Store): Promise<void> {
     ? (await sql<{ name: string | null }>`select current_schema() as name`.execute(store.db)).rows[0]?.name ?? undefined
     : undefined;
   const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return;
+    // Kysely's migrator reads the catalog of every schema in the database; one that another client
+    // drops meanwhile fails that read with "schema … does not exist" (3F000). Runs are transactional: retry.
+    if ((error as { code?: string }).code === '3F000' && attempt < MAX_ATTEMPTS) continue;
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
