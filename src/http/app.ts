@@ -131,11 +131,6 @@ export function checkBody(value: unknown): BadInput | undefined {
   return walk(value, '', 0);
 }
 
-/** checkBody, returning only the path of the first problem. */
-export function normaliseBody(value: unknown, path = ''): string | undefined {
-  return walk(value, path, 0)?.path;
-}
-
 function badText(text: string): string | undefined {
   if (CONTROL.test(text)) return 'must not contain control characters';
   if (LONE_SURROGATE.test(text)) return 'must be valid Unicode text';

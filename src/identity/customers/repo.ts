@@ -38,11 +38,6 @@ export async function findCustomerByKey(db: Executor, customerKey: string): Prom
   return row && toCustomer(row);
 }
 
-export async function findCustomerById(db: Executor, id: number): Promise<CustomerRow | undefined> {
-  const row = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && toCustomer(row);
-}
-
 export async function listCustomers(db: Executor, limit: number): Promise<CustomerRow[]> {
   const rows = await db.selectFrom('customers').selectAll().orderBy('id').limit(limit).execute();
   return rows.map(toCustomer);

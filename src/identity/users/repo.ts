@@ -223,12 +223,6 @@ export async function findUserByUsername(db: Executor, customerId: number, usern
   return row && toUser(row);
 }
 
-export async function findUserByEmail(db: Executor, customerId: number, email: string): Promise<User | undefined> {
-  const row = await db.selectFrom('users').selectAll()
-    .where('customer_id', '=', customerId).where('email_norm', '=', normalise(email)).executeTakeFirst();
-  return row && toUser(row);
-}
-
 export async function findUsersByEmails(db: Executor, customerId: number, emails: string[]): Promise<User[]> {
   if (emails.length === 0) return [];
   const rows = await db.selectFrom('users').selectAll()

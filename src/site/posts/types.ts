@@ -1,5 +1,4 @@
 export type PostStatus = 'publish' | 'draft';
-export const POST_STATUSES: readonly PostStatus[] = ['publish', 'draft'];
 
 export interface Post {
   id: number;
