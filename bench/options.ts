@@ -41,7 +41,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --idle N           wait up to N s for idle memory to settle, before and after load (default 120;
                      V8 gives heap back after ~30 s idle; 0 measures at once)
   --node-flags "F"   extra Node.js flags for the server under test (e.g. "--max-semi-space-size=4")
-  --profile          CPU-profile the server under test and print its hottest functions
+  --profile          CPU-profile the server under test (run from its sources) and print its hottest functions
   --keep             keep the temporary SQLite database after the run
   --help             this text
 `;
