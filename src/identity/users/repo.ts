@@ -12,6 +12,9 @@ import type { Database, UsersTable } from '../../store/schema.ts';
 import type { User, UserRecordView, UserWithGroups } from './types.ts';
 import { toStoredRecordJson } from './wire.ts';
 
+/** A record as stored: wire_record is null on rows written before the column existed. */
+export type StoredUserRow = Omit<UserRecordView, 'wireRecord'> & { wireRecord: string | null };
+
 export const BUCKET_BITS = 10;
 
 export const normalise = (value: string): string => value.trim().toLowerCase();
@@ -184,6 +187,9 @@ export async function findUserWithGroupsById(db: Executor, customerId: number, u
   return row && { ...toUser(row), groups: JSON.parse(row.groupsJson) as string[] };
 }
 
+/** A login lookup's rows: a user whose username is its own e-mail comes back from both branches. */
+const oncePerUser = <T extends { id: number }>(rows: T[]): T[] => (rows.length === 2 && rows[0].id === rows[1].id ? rows.slice(0, 1) : rows);
+
 /** Users whose username or e-mail equals `login` (case-insensitive): at most two rows. */
 // Two unique-index lookups: SQLite runs the equivalent OR as a multi-index rowset, 3x the cost
 // (measured by bench/: users/get spends most of its database time here).
@@ -192,9 +198,7 @@ const selectByLogin = compileOnce((db) => db.selectFrom('users').selectAll().whe
 
 export async function findUsersByLogin(db: Executor, customerId: number, login: string): Promise<User[]> {
   const norm = normalise(login);
-  const rows = await selectByLogin(db, [customerId, norm, customerId, norm]);
-  // A user whose username is its own e-mail comes back twice.
-  return (rows.length === 2 && rows[0].id === rows[1].id ? rows.slice(0, 1) : rows).map(toUser);
+  return oncePerUser(await selectByLogin(db, [customerId, norm, customerId, norm])).map(toUser);
 }
 
 // One statement per lookup (the union of the username and e-mail branches, each with its group
@@ -210,11 +214,10 @@ const selectRecordViewsByLogin = compileOnce((db) => {
   return branch('username_norm').unionAll(branch('email_norm'));
 });
 
-/** findUsersByLogin's candidates as UserRecordViews. */
-export async function findRecordViewsByLogin(db: Executor, customerId: number, login: string): Promise<UserRecordView[]> {
+/** findUsersByLogin's candidates as stored records (wireRecord null for rows older than the column). */
+export async function findRecordViewsByLogin(db: Executor, customerId: number, login: string): Promise<StoredUserRow[]> {
   const norm = normalise(login);
-  const rows = await selectRecordViewsByLogin(db, [customerId, norm, customerId, norm]) as UserRecordView[];
-  return rows.length === 2 && rows[0].id === rows[1].id ? rows.slice(0, 1) : rows;
+  return oncePerUser(await selectRecordViewsByLogin(db, [customerId, norm, customerId, norm]) as StoredUserRow[]);
 }
 
 export async function findUserByUsername(db: Executor, customerId: number, username: string): Promise<User | undefined> {
@@ -276,7 +279,7 @@ const selectRecordsFrom = compileOnce((db) => db.selectFrom('users')
   .orderBy('users.id').limit(0).offset(0));
 
 /** The same page as listUsersPage, as stored records with group names (wireRecord null for rows older than the column). */
-export async function listRecordsPage(db: Executor, customerId: number, offset: number, limit: number): Promise<{ id: number; wireRecord: string | null; groupsJson: string }[]> {
+export async function listRecordsPage(db: Executor, customerId: number, offset: number, limit: number): Promise<Pick<StoredUserRow, 'id' | 'wireRecord' | 'groupsJson'>[]> {
   const start = await pageStart(db, customerId, offset);
   if (!start) return [];
   return selectRecordsFrom(db, [customerId, start.fromId, limit, start.skip]);

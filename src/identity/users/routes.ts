@@ -155,14 +155,10 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
   }, async (request, reply) => {
     const login = (request.body as { username: string }).username;
     const options = wireOptions(request, true);
-    if (!options.includePasswordExpiry) {
-      const view = await users.getRecordView(request.customer.id, login);
-      if (view.wireRecord !== null) {
-        reply.type('application/json; charset=utf-8');
-        return toGetBodyFromRecord({ ...view, wireRecord: view.wireRecord });
-      }
-    }
-    return toGetEnvelope(await users.getWithGroups(request.customer.id, login), options);
+    if (options.includePasswordExpiry) return toGetEnvelope(await users.getWithGroups(request.customer.id, login), options);
+    // The common case: the stored record spliced into the envelope (the JSON string is sent as is).
+    reply.type('application/json; charset=utf-8');
+    return toGetBodyFromRecord(await users.getRecordView(request.customer.id, login));
   });
 
   app.post('/admin/users/search', {

@@ -68,6 +68,15 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     return user;
   }
 
+  /** The row's stored record; rows written before wire_record existed get it built from the row as it is now. */
+  async function storedRecord(customerId: number, row: { id: number; wireRecord: string | null }): Promise<string> {
+    if (row.wireRecord !== null) return row.wireRecord;
+    const user = await repo.findUserById(db, customerId, row.id);
+    // Deleted since the lookup.
+    if (!user) throw new NotFound('user', 'Invalid username or email.');
+    return toStoredRecordJson(user);
+  }
+
   const emailTaken = () => new Conflict('user_exists', { field: 'email' }, 'a user with this email already exists');
 
   /** Turns a unique-index failure on create into the Conflict that names the taken field. */
@@ -153,9 +162,9 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     },
 
     async getRecordView(customerId, login) {
-      const view = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
-      if (!view) throw new NotFound('user', 'Invalid username or email.');
-      return view;
+      const row = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
+      if (!row) throw new NotFound('user', 'Invalid username or email.');
+      return { ...row, wireRecord: await storedRecord(customerId, row) };
     },
 
     async list(customerId, batchNo, batchSize) {
@@ -174,11 +183,7 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
       const hasMore = rows.length > batchSize;
       const page = hasMore ? rows.slice(0, batchSize) : rows;
       const records = [];
-      for (const row of page) {
-        // Rows written before wire_record existed: built from the row as it is now.
-        const json = row.wireRecord ?? toStoredRecordJson((await repo.findUserById(db, customerId, row.id))!);
-        records.push({ json, groupsJson: row.groupsJson });
-      }
+      for (const row of page) records.push({ json: await storedRecord(customerId, row), groupsJson: row.groupsJson });
       return { records, nextBatch: hasMore ? batchNo + 1 : -1 };
     },
 

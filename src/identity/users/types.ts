@@ -63,8 +63,8 @@ export interface UserRecordView {
   phone: string;
   secondFactorType: string;
   role: string;
-  /** null for rows written before the column existed. */
-  wireRecord: string | null;
+  /** The spec's user record less groups and role, as JSON (users.wire_record). */
+  wireRecord: string;
   /** The user's group names in membership order, as JSON text. */
   groupsJson: string;
 }

@@ -179,7 +179,7 @@ export function toListBodyFromRecords(records: { json: string; groupsJson: strin
  * The users/get body from a stored record (the same fields as toGetEnvelope with the role, written
  * straight from the record's JSON: no mapping, no second serialisation).
  */
-export function toGetBodyFromRecord(view: UserRecordView & { wireRecord: string }, status = 'SUCCESS', message = 'Successfully fetched user details.'): string {
+export function toGetBodyFromRecord(view: UserRecordView, status = 'SUCCESS', message = 'Successfully fetched user details.'): string {
   const text = JSON.stringify;
   return `{"userId":${view.id},"guid":${text(view.guid)},"username":${text(view.username)},"email":${text(view.email)},`
     + `"status":${text(status)},"message":${text(message)},"phone":${text(view.phone)},"authType":${text(view.secondFactorType)},`

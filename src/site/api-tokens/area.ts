@@ -10,7 +10,7 @@ import type { SiteArea, SiteContext } from '../app.ts';
 import { createApiTokenVerifier } from '../protect/api-token.ts';
 import { createLoginThrottle } from '../token/throttle.ts';
 import type { ApiTokenVerifier, SiteUser } from '../protect/principal.ts';
-import { createMyselfReader, myselfRoutes } from './myself.ts';
+import { myselfRoutes } from './myself.ts';
 import { createPasswordAuthenticator } from './password-auth.ts';
 import { apiTokenRoutes } from './routes.ts';
 import type { ApiTokensService } from './service.ts';
@@ -37,7 +37,7 @@ export function apiTokenArea(deps: ApiTokenAreaDeps): SiteArea {
     // The management routes check credentials themselves (passwords too) with the plugin's authenticator.
     if (!app.hasDecorator('siteAuthenticator')) throw new Error('API tokens: mount the area inside the site protection plugin');
     await app.register(myselfRoutes, {
-      reader: createMyselfReader(deps.users),
+      users: deps.users,
       siteCustomerId: site.siteCustomerId,
       siteUrl: deps.siteUrl,
     });

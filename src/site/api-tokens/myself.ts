@@ -5,35 +5,22 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { UsersService } from '../../identity/users/service.ts';
-import type { User } from '../../identity/users/types.ts';
+import type { UserWithGroups } from '../../identity/users/types.ts';
 import { Forbidden, Unauthenticated } from '../../lib/errors.ts';
 
-export interface MyselfReader {
-  /** The user and their group names; undefined when the user no longer exists. */
-  read(customerId: number, userId: number): Promise<{ user: User; groups: string[] } | undefined>;
-}
-
 export interface MyselfRoutesOptions {
-  reader: MyselfReader;
+  /** The user with their group names; undefined when the user no longer exists. */
+  users: Pick<UsersService, 'findByIdWithGroups'>;
   siteCustomerId(): Promise<number | undefined>;
   /** Base of the `self` URLs, from configuration (never from request headers). */
   siteUrl: string;
 }
 
-/** Reads a user and their group names through the users service. */
-export function createMyselfReader(users: Pick<UsersService, 'findByIdWithGroups'>): MyselfReader {
-  return {
-    async read(customerId, userId) {
-      const found = await users.findByIdWithGroups(customerId, userId);
-      return found && { user: found, groups: found.groups };
-    },
-  };
-}
-
 const AVATAR_SIZES = ['48x48', '24x24', '16x16', '32x32'] as const;
 
 /** Jira's user resource (REST API 2) for `user`. */
-export function toJiraUser(user: User, groups: string[], siteUrl: string) {
+export function toJiraUser(user: UserWithGroups, siteUrl: string) {
+  const { groups } = user;
   // Gravatar, as Jira does, with the "mystery person" default: no avatar is stored here.
   const emailHash = createHash('md5').update(user.email.trim().toLowerCase()).digest('hex');
   const avatarUrls = Object.fromEntries(AVATAR_SIZES.map((size) => [size, `https://www.gravatar.com/avatar/${emailHash}?d=mm&s=${size.split('x')[0]}`]));
@@ -116,9 +103,9 @@ export async function myselfRoutes(app: FastifyInstance, opts: MyselfRoutesOptio
     const { principal } = request;
     if (principal.userId === null) throw new Forbidden('no_user', 'this credential does not belong to a user');
     const customerId = await opts.siteCustomerId();
-    const found = customerId === undefined ? undefined : await opts.reader.read(customerId, principal.userId);
+    const found = customerId === undefined ? undefined : await opts.users.findByIdWithGroups(customerId, principal.userId);
     // Deleted between authentication and this read: the credential is no longer valid.
     if (!found) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
-    return toJiraUser(found.user, found.groups, opts.siteUrl);
+    return toJiraUser(found, opts.siteUrl);
   });
 }
