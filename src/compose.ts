@@ -96,17 +96,18 @@ export async function compose(
   const masterKey = resolveMasterKey(config);
   const sealer = createSealer(masterKey);
   const { db } = store;
+  const changes = config.readCache ? store.changes : undefined;
 
   let users: UsersService | undefined;
   const groups = createGroupsService({ db, clock, findUsersByEmails: (exec, customerId, emails) => users!.findUsersByEmails(exec, customerId, emails) });
-  users = createUsersService({ db, clock, groups });
+  users = createUsersService({ db, clock, groups, changes });
   const customers = createCustomersService({
     db, clock, sealer,
     cacheMs: config.admin.customerCacheMs,
     createDefaultGroup: (trx, customerId) => groups.createDefaultGroup(trx, customerId),
   });
   const mfa = createMfaService({ db, clock, sealer, users });
-  const apiTokens = createApiTokensService({ db, clock, policy: config.site.apiTokens, users });
+  const apiTokens = createApiTokensService({ db, clock, policy: config.site.apiTokens, users, changes });
   const siteApiKeys = createSiteApiKeysService({ db, clock, users });
   const siteSettings = createSiteSettingsService({ db, clock });
   const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings };

@@ -70,6 +70,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** On SIGTERM, how long in-flight requests may take before the process exits anyway. */
   shutdownTimeoutSeconds: number;
+  /** LATCHKEY_READ_CACHE: keep hot reads (users/get, getall pages, API tokens) in memory, validated per use. */
+  readCache: boolean;
   admin: {
     /** Accepted difference between the Timestamp header and the server clock. */
     clockSkewMs: number;
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: str('LATCHKEY_LOG_LEVEL') ?? 'info',
     trustProxy: parseTrustProxy(str('LATCHKEY_TRUST_PROXY')),
     shutdownTimeoutSeconds: int('LATCHKEY_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600),
+    readCache: bool('LATCHKEY_READ_CACHE', true),
     admin: {
       clockSkewMs: int('LATCHKEY_ADMIN_CLOCK_SKEW_SECONDS', 300, 1, 900) * 1000,
       replayGuard: bool('LATCHKEY_ADMIN_REPLAY_GUARD', true),

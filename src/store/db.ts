@@ -5,8 +5,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type Expression, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type Expression, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
+import { createChangeLog, createWriteTracker, type ChangeFeed, type WriteTracker } from './changes.ts';
+import { listenForChanges } from './postgres-changes.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -15,6 +17,8 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** What changed since when: lets services keep read results in memory (see changes.ts). */
+  changes: ChangeFeed;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -45,7 +49,17 @@ function createSqliteStore(path: string): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const statements = withStatementCache(database);
+  // Moves when another connection (another process) commits; this connection's own writes are
+  // reported by the statements themselves.
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  let seenVersion = dataVersion.get();
+  const changes = createChangeLog(() => {
+    const version = dataVersion.get();
+    if (version === seenVersion) return false;
+    seenVersion = version;
+    return true;
+  });
+  const statements = withStatementCache(database, createWriteTracker(changes));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   // Kysely runs every query on this one connection: while one of its transactions is open, a read
   // here would see that transaction's uncommitted rows, so such reads queue behind it through Kysely.
@@ -53,6 +67,7 @@ function createSqliteStore(path: string): Store {
   return {
     db,
     dialect: 'sqlite',
+    changes,
     ping: async () => { database.prepare('select 1').get(); },
     close: () => db.destroy(),
   };
@@ -62,9 +77,20 @@ function createSqliteStore(path: string): Store {
  * Kysely prepares every SQLite statement anew, and preparing is the largest single cost of a
  * small query. Statements are reusable (the dialect runs one query at a time), so keep the most
  * recent ones by SQL text; IN-lists of varying length make the key space open-ended, hence the bound.
+ * Every statement run is reported to `writes`, which tells the change log what was written.
  */
-function withStatementCache(database: BetterSqlite3.Database, maxStatements = 500): SqliteDatabase {
-  const statements = new Map<string, BetterSqlite3.Statement>();
+function withStatementCache(database: BetterSqlite3.Database, writes: WriteTracker, maxStatements = 500): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  const tracked = (text: string, statement: BetterSqlite3.Statement): SqliteStatement => ({
+    reader: statement.reader,
+    all(parameters) {
+      try { return statement.all(parameters as unknown[]); } finally { writes.ran(text); }
+    },
+    run(parameters) {
+      try { return statement.run(parameters as unknown[]); } finally { writes.ran(text); }
+    },
+    iterate: (parameters) => statement.iterate(parameters as unknown[]),
+  });
   return {
     close: () => database.close(),
     prepare(text) {
@@ -72,7 +98,7 @@ function withStatementCache(database: BetterSqlite3.Database, maxStatements = 50
       if (statement) {
         statements.delete(text);
       } else {
-        statement = database.prepare(text);
+        statement = tracked(text, database.prepare(text));
         if (statements.size >= maxStatements) statements.delete(statements.keys().next().value!);
       }
       statements.set(text, statement);
@@ -96,14 +122,25 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  const named = withNamedStatements(pool);
+  const changes = createChangeLog();
+  const named = withNamedStatements(pool, () => createWriteTracker(changes));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named.pool }) });
   directReaders.set(db, (text, parameters) => named.query(pool, text, parameters).then((result) => result.rows));
+  const listener = await listenForChanges({
+    connectionString: url,
+    // Named so an operator (or a test) can find this node's listening connection in pg_stat_activity.
+    application_name: schema ? `latchkey-changes ${schema}` : 'latchkey-changes',
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  }, changes);
   return {
     db,
     dialect: 'postgres',
+    changes,
     ping: async () => { await sql`select 1`.execute(db); },
-    close: () => db.destroy(),
+    close: async () => {
+      await listener.close();
+      await db.destroy();
+    },
   };
 }
 
@@ -114,7 +151,7 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
  * length must not grow every connection's statement cache without bound). A statement whose result
  * columns changed under it (a migration by another node) is dropped and run unnamed again.
  */
-function withNamedStatements(pool: pg.Pool, maxNames = 500): {
+function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxNames = 500): {
   pool: PostgresPool;
   query(on: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult>;
 } {
@@ -145,10 +182,12 @@ function withNamedStatements(pool: pg.Pool, maxNames = 500): {
     pool: {
       async connect() {
         const client = await pool.connect();
+        // Kysely holds one connection from BEGIN to COMMIT, so one tracker per checkout follows a transaction.
+        const writes = newTracker();
         const wrapped = {
           query(text: unknown, values?: ReadonlyArray<unknown>) {
             if (typeof text !== 'string') return client.query(text as never);
-            return query(client, text, values);
+            return query(client, text, values).finally(() => writes.ran(text));
           },
           release: () => client.release(),
         };

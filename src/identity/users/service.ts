@@ -7,7 +7,9 @@ import type { Clock } from '../../lib/clock.ts';
 import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
 import { newGuid } from '../../lib/ids.ts';
 import { checkPasswordRule, hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
+import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
 import * as repo from './repo.ts';
@@ -55,8 +57,29 @@ function pickLogin<U extends { username: string }>(candidates: U[], login: strin
   return candidates.find((u) => repo.normalise(u.username) === norm) ?? candidates[0];
 }
 
-export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; groups: GroupsService }): UsersService {
+/** Tables a user's answers are read from: a user with their group names. */
+const USER_TABLES = ['users', 'groups', 'group_members'] as const;
+/** Kept answers, in characters of JSON: a few MiB per node whatever the traffic. */
+const MAX_KEPT_RECORD_CHARS = 4_000_000;
+const MAX_KEPT_PAGE_CHARS = 8_000_000;
+
+export function createUsersService(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  groups: GroupsService;
+  /** Undefined: nothing is kept in memory (LATCHKEY_READ_CACHE=false). */
+  changes?: ChangeFeed;
+}): UsersService {
   const { db, clock, groups } = deps;
+  // The hot reads of users/get, users/getall and the site's "myself", kept while their tables are unchanged.
+  const recordViews = createReadCache<UserRecordView>(deps.changes, {
+    tables: USER_TABLES, maxEntries: 10_000, maxWeight: MAX_KEPT_RECORD_CHARS, weigh: (view) => view.wireRecord.length + view.groupsJson.length,
+  });
+  const recordPages = createReadCache<UserRecordsPage>(deps.changes, {
+    tables: USER_TABLES, maxEntries: 100, maxWeight: MAX_KEPT_PAGE_CHARS,
+    weigh: (page) => page.records.reduce((sum, record) => sum + record.json.length + record.groupsJson.length, 0),
+  });
+  const usersWithGroups = createReadCache<UserWithGroups>(deps.changes, { tables: USER_TABLES, maxEntries: 10_000 });
 
   async function findByLogin(customerId: number, login: string, exec: Executor = db): Promise<User | undefined> {
     return pickLogin(await repo.findUsersByLogin(exec, customerId, login), login);
@@ -153,7 +176,11 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
 
     findByLogin: (customerId, login) => findByLogin(customerId, login),
     findById: (customerId, userId) => repo.findUserById(db, customerId, userId),
-    findByIdWithGroups: (customerId, userId) => repo.findUserWithGroupsById(db, customerId, userId),
+    findByIdWithGroups(customerId, userId) {
+      const key = `${customerId}:${userId}`;
+      const kept = usersWithGroups.get(key);
+      return kept ? Promise.resolve(kept) : usersWithGroups.load(key, () => repo.findUserWithGroupsById(db, customerId, userId));
+    },
 
     async getWithGroups(customerId, login) {
       const user = await requireUser(customerId, login);
@@ -162,9 +189,13 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     },
 
     async getRecordView(customerId, login) {
-      const row = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
-      if (!row) throw new NotFound('user', 'Invalid username or email.');
-      return { ...row, wireRecord: await storedRecord(customerId, row) };
+      const key = `${customerId}:${login}`;
+      const view = recordViews.get(key) ?? await recordViews.load(key, async () => {
+        const row = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
+        return row && { ...row, wireRecord: await storedRecord(customerId, row) };
+      });
+      if (!view) throw new NotFound('user', 'Invalid username or email.');
+      return view;
     },
 
     async list(customerId, batchNo, batchSize) {
@@ -179,12 +210,15 @@ export function createUsersService(deps: { db: Kysely<Database>; clock: Clock; g
     },
 
     async listRecords(customerId, batchNo, batchSize) {
-      const rows = await repo.listRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
-      const hasMore = rows.length > batchSize;
-      const page = hasMore ? rows.slice(0, batchSize) : rows;
-      const records = [];
-      for (const row of page) records.push({ json: await storedRecord(customerId, row), groupsJson: row.groupsJson });
-      return { records, nextBatch: hasMore ? batchNo + 1 : -1 };
+      const key = `${customerId}:${batchNo}:${batchSize}`;
+      return recordPages.get(key) ?? (await recordPages.load(key, async () => {
+        const rows = await repo.listRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
+        const hasMore = rows.length > batchSize;
+        const page = hasMore ? rows.slice(0, batchSize) : rows;
+        const records = [];
+        for (const row of page) records.push({ json: await storedRecord(customerId, row), groupsJson: row.groupsJson });
+        return { records, nextBatch: hasMore ? batchNo + 1 : -1 };
+      }))!;
     },
 
     async remove(customerId, login) {

@@ -8,6 +8,8 @@ import type { User } from '../../identity/users/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Forbidden, Invalid, LimitExceeded, NotFound, Unauthenticated } from '../../lib/errors.ts';
 import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
+import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import { API_TOKEN_PREFIX, type ApiTokenCredential } from '../protect/principal.ts';
 import * as repo from './repo.ts';
@@ -68,6 +70,8 @@ export interface ApiTokensDeps {
     findById(customerId: number, userId: number): Promise<User | undefined>;
     findByLogin(customerId: number, login: string): Promise<User | undefined>;
   };
+  /** Undefined: every authentication reads the database (LATCHKEY_READ_CACHE=false). */
+  changes?: ChangeFeed;
 }
 
 const normalise = (value: string): string => value.trim().toLowerCase();
@@ -81,6 +85,9 @@ const invalidToken = (): Unauthenticated => new Unauthenticated('INVALID_API_TOK
 
 export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
   const { db, clock, policy, users } = deps;
+  // Token with owner by hash, kept while neither tokens nor users changed: a revoked token, or a
+  // disabled or deleted owner, misses and reads the database again. Unknown hashes are never kept.
+  const verified = createReadCache<TokenWithOwner>(deps.changes, { tables: ['api_tokens', 'users'], maxEntries: 10_000 });
 
   function expiryOf(input: NewApiToken, now: number): number | null {
     const max = policy.maxExpiryDays;
@@ -190,7 +197,9 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
         throw invalidToken();
       }
       // Indexed lookup of the hash: the time a wrong token takes does not depend on how much of it is right.
-      const found = await repo.findTokenByHash(db, customerId, sha256Hex(secret));
+      const hash = sha256Hex(secret);
+      const key = `${customerId}:${hash}`;
+      const found = verified.get(key) ?? await verified.load(key, () => repo.findTokenByHash(db, customerId, hash));
       if (!found) throw invalidToken();
       const { token, owner } = found;
       const now = clock.now();

@@ -8,6 +8,7 @@ import { siteMigration } from './0004-site.ts';
 import { apiTokensMigration } from './0005-api-tokens.ts';
 import { groupMembersByUserMigration } from './0006-group-members-by-user.ts';
 import { userWireRecordMigration } from './0007-user-wire-record.ts';
+import { changeNotificationsMigration } from './0008-change-notifications.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -20,6 +21,7 @@ export async function migrate(store: Store): Promise<void> {
     '0005-api-tokens': apiTokensMigration(store.dialect),
     '0006-group-members-by-user': groupMembersByUserMigration(),
     '0007-user-wire-record': userWireRecordMigration(),
+    '0008-change-notifications': changeNotificationsMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.

@@ -1,0 +1,66 @@
+/**
+ * Results of reads kept in memory and served only while the change feed says that none of the
+ * tables they were read from has changed since: exact on SQLite, and on PostgreSQL up to the delay
+ * of another node's change notification (see changes.ts). Absent results are never kept, so
+ * unknown keys cannot fill it. Values are shared between requests: callers must not modify them.
+ */
+import type { ChangeFeed, WatchedTable } from './changes.ts';
+
+export interface ReadCache<V> {
+  /** The kept value of `key` when it is still current; undefined otherwise. */
+  get(key: string): V | undefined;
+  /** Reads `key` through `load` and keeps the result (unless undefined). */
+  load(key: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
+}
+
+export interface ReadCacheOptions<V> {
+  /** Every table the read looks at. */
+  tables: readonly WatchedTable[];
+  maxEntries: number;
+  /** With maxWeight: the cost of keeping a value (characters, say); the least recently used go first. */
+  weigh?: (value: V) => number;
+  maxWeight?: number;
+}
+
+/** `changes` undefined: nothing is kept (caching switched off). */
+export function createReadCache<V>(changes: ChangeFeed | undefined, options: ReadCacheOptions<V>): ReadCache<V> {
+  const { tables, maxEntries, weigh, maxWeight = Infinity } = options;
+  // Map iteration order is insertion order: re-inserting on use keeps the least recently used first.
+  const entries = new Map<string, { value: V; mark: number; weight: number }>();
+  let totalWeight = 0;
+
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    totalWeight -= entry.weight;
+  };
+
+  return {
+    get(key) {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if (!changes!.unchangedSince(entry.mark, tables)) {
+        drop(key);
+        return undefined;
+      }
+      entries.delete(key);
+      entries.set(key, entry);
+      return entry.value;
+    },
+    async load(key, load) {
+      if (!changes) return load();
+      // Taken before reading: a change committed during the read makes the entry stale at once.
+      const mark = changes.mark();
+      const value = await load();
+      if (value === undefined) return value;
+      const weight = weigh ? weigh(value) : 0;
+      if (weight > maxWeight) return value;
+      drop(key);
+      entries.set(key, { value, mark, weight });
+      totalWeight += weight;
+      while (entries.size > maxEntries || totalWeight > maxWeight) drop(entries.keys().next().value!);
+      return value;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Answers kept in memory (users/get, users/getall pages, API tokens behind /rest/api/2/myself) follow
+ * writes made elsewhere: on SQLite by another process on the same file, at once; on PostgreSQL by
+ * another node, once its change notification arrives. Two compositions on one database stand for
+ * the two nodes; writes on this node are covered by every other suite, which now reads through the
+ * same caches.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { compose, type Composition } from '../src/compose.ts';
+import { loadConfig } from '../src/config.ts';
+import { createTestClock } from '../src/lib/clock.ts';
+import { createStore } from '../src/store/db.ts';
+import { adminClient, testEnv } from './helpers/app.ts';
+import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from './helpers/stores.ts';
+
+async function twoNodes(t: TestContext, kind: StoreKind): Promise<{ here: Composition; elsewhere: Composition }> {
+  const env = testEnv();
+  if (kind === 'sqlite') env.LATCHKEY_DATABASE_URL = join(mkdtempSync(join(tmpdir(), 'latchkey-nodes-')), 'latchkey.sqlite');
+  const config = loadConfig(env);
+  const clock = createTestClock(Date.now());
+  if (kind === 'sqlite') {
+    const here = await compose(config, { clock });
+    const elsewhere = await compose(config, { clock });
+    t.after(async () => { await elsewhere.close(); await here.close(); });
+    return { here, elsewhere };
+  }
+  const shared = await postgresStore();
+  const schema = (await shared.db.selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('name')).executeTakeFirstOrThrow()).name;
+  const otherStore = await createStore(postgresUrl!, { schema, poolSize: 2 });
+  t.after(() => otherStore.close());
+  return { here: await compose(config, { clock, store: shared }), elsewhere: await compose(config, { clock, store: otherStore }) };
+}
+
+/**
+ * SQLite: the very next request must see the other process's write. PostgreSQL: within 5 s (the
+ * notification normally arrives within a millisecond).
+ */
+async function seenOnThisNode(kind: StoreKind, check: () => Promise<boolean>, what: string): Promise<void> {
+  if (kind === 'sqlite') return assert.ok(await check(), what);
+  for (let waited = 0; !(await check()); waited += 20) {
+    if (waited > 5000) assert.fail(`not seen after 5 s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describeEachStore('kept answers follow writes on other nodes', (kind) => {
+  test('users/get and users/getall show an update and a delete made elsewhere', async (t) => {
+    const { here, elsewhere } = await twoNodes(t, kind);
+    const identity = await here.buildIdentityApp();
+    t.after(() => identity.close());
+    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const admin = adminClient(identity, customer, here.clock as ReturnType<typeof createTestClock>);
+    const customerKey = customer.customerKey;
+    await here.services.users.create(customer.customerId, {
+      username: 'ada', email: 'ada@example.test', firstName: 'Ada', lastName: 'Lovelace', password: 'violet-otter-harbour-42', customAttributes: {},
+    });
+    const get = async () => (await admin.post('/admin/users/get', { customerKey, username: 'ada' })).json();
+    const list = async () => (await admin.post('/admin/users/getall', { customerKey, batchSize: 10, batchNo: 1 })).json();
+    // Asked twice: the second answer comes from memory.
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await get()).users[0].fname, 'Ada');
+      assert.equal((await list()).users[0].fname, 'Ada');
+    }
+
+    await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} });
+    await seenOnThisNode(kind, async () => (await get()).users[0].fname === 'Augusta', 'users/get after an update elsewhere');
+    assert.equal((await list()).users[0].fname, 'Augusta');
+
+    await elsewhere.services.groups.upsert(customer.customerId, [{ name: 'analysts', isDefault: false, attributes: {} }]);
+    await elsewhere.services.groups.updateMembers(customer.customerId, 'analysts', [{ primaryEmail: 'ada@example.test', remove: false }]);
+    await seenOnThisNode(kind, async () => (await get()).users[0].groups.includes('analysts'), 'users/get after a membership added elsewhere');
+    assert.ok((await list()).users[0].groups.includes('analysts'));
+
+    await elsewhere.services.users.remove(customer.customerId, 'ada');
+    await seenOnThisNode(kind, async () => (await admin.post('/admin/users/get', { customerKey, username: 'ada' })).statusCode === 404, 'users/get after a delete elsewhere');
+    assert.deepEqual((await list()).users, []);
+  });
+
+  test('an API token revoked, or whose owner is disabled, elsewhere stops working here', async (t) => {
+    const { here, elsewhere } = await twoNodes(t, kind);
+    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const site = await here.buildSiteApp({ customerKey: customer.customerKey });
+    t.after(() => site.close());
+    const user = await here.services.users.create(customer.customerId, {
+      username: 'grace', email: 'grace@example.test', firstName: 'Grace', lastName: 'Hopper', password: 'violet-otter-harbour-42', customAttributes: {},
+    });
+    const tokens = here.services.apiTokens;
+    const myself = (secret: string) => site.inject({ method: 'GET', url: '/rest/api/2/myself', headers: { authorization: `Bearer ${secret}` } });
+
+    const revoked = await tokens.create(customer.customerId, { userId: user.id, name: 'to revoke', type: 'bearer', expiresInDays: 30 });
+    const kept = await tokens.create(customer.customerId, { userId: user.id, name: 'to keep', type: 'bearer', expiresInDays: 30 });
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await myself(revoked.secret)).statusCode, 200);
+      assert.equal((await myself(kept.secret)).statusCode, 200);
+    }
+
+    await elsewhere.services.apiTokens.revoke(customer.customerId, revoked.id);
+    await seenOnThisNode(kind, async () => (await myself(revoked.secret)).statusCode === 401, 'a token revoked elsewhere');
+    assert.equal((await myself(kept.secret)).statusCode, 200);
+
+    await elsewhere.services.users.update(customer.customerId, { username: 'grace', firstName: 'Amazing', customAttributes: {} });
+    await seenOnThisNode(kind, async () => (await myself(kept.secret)).json().displayName === 'Amazing Hopper', 'myself after an update elsewhere');
+
+    await elsewhere.services.users.setDisabled(customer.customerId, 'grace', true);
+    await seenOnThisNode(kind, async () => (await myself(kept.secret)).statusCode === 401, "a token whose owner was disabled elsewhere");
+  });
+});
