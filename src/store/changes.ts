@@ -43,10 +43,22 @@ export function createChangeLog(foreignChange?: () => boolean): ChangeLog {
   let trusted = true;
   const changedAt = new Map<string, number>();
 
+  // Polled at most once per turn of the event loop (a poll is a statement, dear next to a kept
+  // answer): every request handled in this turn had arrived before the poll, so none of them can
+  // follow a foreign commit that the poll missed. The flag drops in this turn's check phase.
+  let polledThisTurn = false;
+  const endTurn = () => { polledThisTurn = false; };
+  const pollForeign = () => {
+    if (polledThisTurn || !foreignChange) return;
+    polledThisTurn = true;
+    setImmediate(endTurn);
+    if (foreignChange()) log.changed('all');
+  };
+
   const log: ChangeLog = {
     mark: () => tick,
     unchangedSince(mark, tables) {
-      if (foreignChange?.()) log.changed('all');
+      pollForeign();
       if (!trusted || everythingAt > mark) return false;
       for (const table of tables) if ((changedAt.get(table) ?? 0) > mark) return false;
       return true;

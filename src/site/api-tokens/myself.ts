@@ -90,6 +90,7 @@ export const jiraUserSchema = {
 
 /** Registers GET /rest/api/2/myself; request.principal must be set by the protection in front. */
 export async function myselfRoutes(app: FastifyInstance, opts: MyselfRoutesOptions): Promise<void> {
+  const rendered = new WeakMap<UserWithGroups, string>();
   app.get('/rest/api/2/myself', {
     schema: {
       tags: ['API tokens'],
@@ -99,13 +100,20 @@ export async function myselfRoutes(app: FastifyInstance, opts: MyselfRoutesOptio
       querystring: { type: 'object', properties: { expand: { type: 'string', maxLength: 256 } } },
       response: { 200: jiraUserSchema },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { principal } = request;
     if (principal.userId === null) throw new Forbidden('no_user', 'this credential does not belong to a user');
     const customerId = await opts.siteCustomerId();
     const found = customerId === undefined ? undefined : await opts.users.findByIdWithGroups(customerId, principal.userId);
     // Deleted between authentication and this read: the credential is no longer valid.
     if (!found) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
-    return toJiraUser(found, opts.siteUrl);
+    // The users service hands out the same object while the user is unchanged: render it once.
+    let body = rendered.get(found);
+    if (body === undefined) {
+      body = reply.serialize(toJiraUser(found, opts.siteUrl)) as string;
+      rendered.set(found, body);
+    }
+    reply.type('application/json; charset=utf-8');
+    return body;
   });
 }
