@@ -3,10 +3,10 @@
  * strict JSON parsing (no prototype poisoning), no type coercion, and a small body limit.
  */
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import Fastify, {
   LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
+import { stdoutLog } from './log-destination.ts';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -53,10 +53,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     logger: options.logLevel === 'silent' ? false : {
       level: options.logLevel,
       redact: REDACTED,
-      // Written synchronously, line by line: pino's default (asynchronous with no buffering) hands
-      // every line to libuv's thread pool, a thread hop per request that cost a sixth of a small
-      // request's throughput; buffering instead would hold lines back while traffic is low.
-      stream: options.logStream ?? pino.destination({ dest: 1, sync: true }),
+      stream: options.logStream ?? stdoutLog(),
     },
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     // Fastify accepts a hop count at run time though its types omit it.
