@@ -17,7 +17,7 @@ export interface ReadCacheOptions<V> {
   /** Every table the read looks at. */
   tables: readonly WatchedTable[];
   maxEntries: number;
-  /** With maxWeight: the cost of keeping a value (characters, say); the least recently used go first. */
+  /** With maxWeight: the cost of keeping a value (characters, say); the oldest loads go first. */
   weigh?: (value: V) => number;
   maxWeight?: number;
 }
@@ -25,7 +25,8 @@ export interface ReadCacheOptions<V> {
 /** `changes` undefined: nothing is kept (caching switched off). */
 export function createReadCache<V>(changes: ChangeFeed | undefined, options: ReadCacheOptions<V>): ReadCache<V> {
   const { tables, maxEntries, weigh, maxWeight = Infinity } = options;
-  // Map iteration order is insertion order: re-inserting on use keeps the least recently used first.
+  // Map iteration order is insertion order: the oldest load goes first when full. (Not least
+  // recently used: moving an entry on every hit cost more than the occasional reload of a hot one.)
   const entries = new Map<string, { value: V; mark: number; weight: number }>();
   let totalWeight = 0;
 
@@ -44,8 +45,6 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
         drop(key);
         return undefined;
       }
-      entries.delete(key);
-      entries.set(key, entry);
       return entry.value;
     },
     async load(key, load) {

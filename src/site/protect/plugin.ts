@@ -27,9 +27,13 @@ async function protect(app: FastifyInstance, options: SiteProtectionOptions): Pr
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorate('siteAuthenticator', authenticator);
   // onRequest: before the body is read, so an unauthenticated caller cannot make us parse one.
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.siteAuth === false) return;
-    request.principal = await authenticator.authenticate(request);
+  // Callback style: an async hook costs Fastify a promise chain on every request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config?.siteAuth === false) return done();
+    authenticator.authenticate(request).then((principal) => {
+      request.principal = principal;
+      done();
+    }, done);
   });
 }
 
