@@ -145,7 +145,7 @@ export async function compose(
       areas: [mfaArea(mfa)],
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
-      config, clock, db, ping: store.ping, masterKey,
+      config, clock, db, changes, ping: store.ping, masterKey,
       customers, users, groups, mfa,
       apiKeys: siteApiKeys,
       settings: siteSettings,

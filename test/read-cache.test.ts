@@ -114,4 +114,23 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     await elsewhere.services.users.setDisabled(customer.customerId, 'grace', true);
     await seenOnThisNode(kind, async () => (await myself(kept.secret)).statusCode === 401, "a token whose owner was disabled elsewhere");
   });
+
+  test("a JWT of a user disabled elsewhere stops working here", async (t) => {
+    const { here, elsewhere } = await twoNodes(t, kind);
+    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const site = await here.buildSiteApp({ customerKey: customer.customerKey });
+    t.after(() => site.close());
+    await here.services.users.create(customer.customerId, {
+      username: 'alan', email: 'alan@example.test', firstName: 'Alan', lastName: 'Turing', password: 'violet-otter-harbour-42', customAttributes: {},
+    });
+    const login = await site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'alan', password: 'violet-otter-harbour-42' } });
+    assert.equal(login.statusCode, 200, login.body);
+    const jwt = login.json().jwt_token as string;
+    const posts = () => site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { authorization: `Bearer ${jwt}` } });
+    for (let i = 0; i < 2; i++) assert.equal((await posts()).statusCode, 200);
+
+    await elsewhere.services.users.setDisabled(customer.customerId, 'alan', true);
+    // The spec answers a revoked JWT with 400 INVALID_TOKEN.
+    await seenOnThisNode(kind, async () => (await posts()).statusCode === 400, 'a JWT whose user was disabled elsewhere');
+  });
 });

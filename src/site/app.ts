@@ -31,6 +31,7 @@ import type { SiteSettingsService } from './settings/service.ts';
 import { tokenRoutes } from './token/routes.ts';
 import { createTokenService } from './token/service.ts';
 import { createLoginThrottle } from './token/throttle.ts';
+import type { ChangeFeed } from '../store/changes.ts';
 import { prepareSiteUserLookup } from './users.ts';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -57,6 +58,8 @@ export interface SiteAppOptions {
   config: Config;
   clock: Clock;
   db: Kysely<Database>;
+  /** Undefined: the per-request user check reads the database every time (LATCHKEY_READ_CACHE=false). */
+  changes: ChangeFeed | undefined;
   ping: () => Promise<void>;
   /** HS256 derives its secret from it. */
   masterKey: Buffer;
@@ -176,7 +179,7 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
     adminGroup: site.adminGroup,
     groupNamesOf,
   });
-  const lookupUser = prepareSiteUserLookup(db);
+  const lookupUser = prepareSiteUserLookup(db, opts.changes);
   const findUserById = (userId: number) => lookupUser(customerId, userId);
   const context: SiteContext = {
     config: site,

@@ -4,7 +4,9 @@
  * directly for that reason; everything else goes through the users service.
  */
 import type { Kysely } from 'kysely';
+import type { ChangeFeed } from '../store/changes.ts';
 import { compileOnce } from '../store/db.ts';
+import { createReadCache } from '../store/read-cache.ts';
 import type { Database } from '../store/schema.ts';
 import type { SiteUser } from './protect/principal.ts';
 
@@ -18,13 +20,17 @@ interface Row {
   credentials_version: number;
 }
 
-/** `findById(customerId, userId)`: the user as they are now, or undefined. */
-export function prepareSiteUserLookup(db: Kysely<Database>): (customerId: number, userId: number) => Promise<SiteUser | undefined> {
+/**
+ * `findById(customerId, userId)`: the user as they are now, or undefined. Kept in memory while the
+ * users table is unchanged (`changes` undefined: read every time).
+ */
+export function prepareSiteUserLookup(db: Kysely<Database>, changes: ChangeFeed | undefined): (customerId: number, userId: number) => Promise<SiteUser | undefined> {
   const select = compileOnce((exec) => exec.selectFrom('users')
     .select(['id', 'username', 'email', 'role', 'disabled', 'mark_for_deletion', 'credentials_version'])
     .where('customer_id', '=', 0)
     .where('id', '=', 0));
-  return async (customerId, userId) => {
+  const kept = createReadCache<SiteUser>(changes, { tables: ['users'], maxEntries: 10_000 });
+  const read = async (customerId: number, userId: number): Promise<SiteUser | undefined> => {
     const row: Row | undefined = (await select(db, [customerId, userId]))[0];
     if (!row) return undefined;
     return {
@@ -35,5 +41,10 @@ export function prepareSiteUserLookup(db: Kysely<Database>): (customerId: number
       isActive: row.disabled === 0 && row.mark_for_deletion === 0,
       credentialsVersion: row.credentials_version,
     };
+  };
+  return (customerId, userId) => {
+    const key = `${customerId}:${userId}`;
+    const user = kept.get(key);
+    return user ? Promise.resolve(user) : kept.load(key, () => read(customerId, userId));
   };
 }
