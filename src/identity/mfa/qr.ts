@@ -50,6 +50,13 @@ function encodePng(modules: number, dark: (x: number, y: number) => boolean): Bu
   header.writeUInt32BE(pixels, 4);
   header[8] = 1; // bit depth
   header[9] = 0; // colour type: grayscale
+  // Every module row is SCALE identical pixel rows: all but the first become filter 2 ("Up", the
+  // difference from the row above), all zeros, which deflate folds at once. A third of the render.
+  for (let y = pixels - 1; y > 0; y--) {
+    if (y % SCALE === 0) continue;
+    raw[y * rowBytes] = 2;
+    raw.fill(0, y * rowBytes + 1, (y + 1) * rowBytes);
+  }
   return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
 
