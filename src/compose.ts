@@ -108,7 +108,7 @@ export async function compose(
   });
   const mfa = createMfaService({ db, clock, sealer, users });
   const apiTokens = createApiTokensService({ db, clock, policy: config.site.apiTokens, users, changes });
-  const siteApiKeys = createSiteApiKeysService({ db, clock, users });
+  const siteApiKeys = createSiteApiKeysService({ db, clock, users, changes });
   const siteSettings = createSiteSettingsService({ db, clock });
   const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings };
 

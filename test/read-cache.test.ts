@@ -133,4 +133,20 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     // The spec answers a revoked JWT with 400 INVALID_TOKEN.
     await seenOnThisNode(kind, async () => (await posts()).statusCode === 400, 'a JWT whose user was disabled elsewhere');
   });
+
+  test('an API key revoked elsewhere stops working here', async (t) => {
+    const { here, elsewhere } = await twoNodes(t, kind);
+    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const site = await here.buildSiteApp({ customerKey: customer.customerKey });
+    t.after(() => site.close());
+    await here.services.users.create(customer.customerId, {
+      username: 'ada', email: 'ada@example.test', firstName: 'Ada', lastName: 'Byron', password: 'violet-otter-harbour-42', customAttributes: {},
+    });
+    const created = await here.services.siteApiKeys.create(customer.customerId, { login: 'ada' });
+    const posts = () => site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { authorization: `Bearer ${created.apiKey}` } });
+    for (let i = 0; i < 2; i++) assert.equal((await posts()).statusCode, 200);
+
+    await elsewhere.services.siteApiKeys.revoke(customer.customerId, created.id);
+    await seenOnThisNode(kind, async () => (await posts()).statusCode === 401, 'an API key revoked elsewhere');
+  });
 });

@@ -15,7 +15,7 @@
  */
 
 /** The tables whose reads may be cached: each has the notify trigger of migration 0008 on PostgreSQL. */
-export type WatchedTable = 'customers' | 'users' | 'groups' | 'group_members' | 'api_tokens';
+export type WatchedTable = 'customers' | 'users' | 'groups' | 'group_members' | 'api_tokens' | 'site_api_keys';
 
 export interface ChangeFeed {
   /** A moment of the feed: take it before a read whose result will be kept. */

@@ -80,6 +80,8 @@ export function createUsersService(deps: {
     weigh: (page) => page.records.reduce((sum, record) => sum + record.json.length + record.groupsJson.length, 0),
   });
   const usersWithGroups = createReadCache<UserWithGroups>(deps.changes, { tables: USER_TABLES, maxEntries: 10_000 });
+  // Lookups by login from outside this service (MFA, the site, API tokens); writes here read in their transaction.
+  const usersByLogin = createReadCache<User>(deps.changes, { tables: ['users'], maxEntries: 10_000 });
 
   async function findByLogin(customerId: number, login: string, exec: Executor = db): Promise<User | undefined> {
     return pickLogin(await repo.findUsersByLogin(exec, customerId, login), login);
@@ -174,7 +176,11 @@ export function createUsersService(deps: {
       }
     },
 
-    findByLogin: (customerId, login) => findByLogin(customerId, login),
+    findByLogin(customerId, login) {
+      const key = `${customerId}:${login}`;
+      const kept = usersByLogin.get(key);
+      return kept ? Promise.resolve(kept) : usersByLogin.load(key, () => findByLogin(customerId, login));
+    },
     findById: (customerId, userId) => repo.findUserById(db, customerId, userId),
     findByIdWithGroups(customerId, userId) {
       const key = `${customerId}:${userId}`;

@@ -8,7 +8,9 @@ import type { User } from '../../identity/users/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Conflict, Invalid, NotFound, Unauthenticated } from '../../lib/errors.ts';
 import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation } from '../../store/db.ts';
+import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import { API_KEY_PREFIX, type ApiKeyVerifier } from '../protect/principal.ts';
 import * as repo from './repo.ts';
@@ -37,9 +39,19 @@ export function createSiteApiKeysService(deps: {
   db: Kysely<Database>;
   clock: Clock;
   users: { findByLogin(customerId: number, login: string): Promise<User | undefined> };
+  /** Undefined: every verification reads the database (LATCHKEY_READ_CACHE=false). */
+  changes?: ChangeFeed;
 }): SiteApiKeysService {
   const { db, clock } = deps;
-  const findLiveKey = repo.prepareLiveKeyLookup(db);
+  const lookUpLiveKey = repo.prepareLiveKeyLookup(db);
+  // A key with its user, kept while neither keys nor users changed: a revoked key or a disabled
+  // owner misses and reads again. Unknown hashes are never kept; expiry is checked on every use.
+  type LiveKey = NonNullable<Awaited<ReturnType<typeof lookUpLiveKey>>>;
+  const liveKeys = createReadCache<LiveKey>(deps.changes, { tables: ['site_api_keys', 'users'], maxEntries: 10_000 });
+  const findLiveKey = (customerId: number, hash: string) => {
+    const key = `${customerId}:${hash}`;
+    return liveKeys.get(key) ?? liveKeys.load(key, () => lookUpLiveKey(customerId, hash));
+  };
 
   async function get(customerId: number, keyId: number): Promise<SiteApiKey> {
     const key = await repo.findKey(db, customerId, keyId);

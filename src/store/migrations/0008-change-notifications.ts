@@ -9,7 +9,7 @@ import type { Dialect } from '../db.ts';
  * SQLite needs nothing: every node on one SQLite file sees other writers through data_version.
  */
 export function changeNotificationsMigration(dialect: Dialect) {
-  const tables = ['customers', 'users', 'groups', 'group_members', 'api_tokens'];
+  const tables = ['customers', 'users', 'groups', 'group_members', 'api_tokens', 'site_api_keys'];
   return {
     async up(db: Kysely<any>) {
       if (dialect !== 'postgres') return;
