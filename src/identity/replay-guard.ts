@@ -30,14 +30,23 @@ const SWEEP_INTERVAL_MS = 5_000;
 const keyOf = (digest: string): string => Buffer.from(digest.slice(0, 32), 'hex').toString('latin1');
 
 export function createReplayGuard(opts: { clock: Clock; graceMs: number; windowMs: number; maxEntries?: number }): ReplayGuard {
-  const firstSeen = new Map<string, { at: number; forgetAt: number }>();
+  // Every triple of the window, by key: the second (counted from `epoch`) in which its timestamp
+  // leaves the window; it is forgotten from the next second on (up to a second late, never early).
+  // A small integer is stored in the map itself; an object or a millisecond time (a boxed double)
+  // per entry doubled the memory of a busy window.
+  const epoch = opts.clock.now();
+  const forgetAfter = new Map<string, number>();
+  // The triples first seen within the grace, with that time: the only ones a repeat may still use.
+  const recent = new Map<string, number>();
   const maxEntries = opts.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES;
   let nextSweepAt = 0;
 
   // Throttled even when full: sweeping a full map on every request would let a flood buy a
   // linear scan per request.
   const sweep = (now: number) => {
-    for (const [key, entry] of firstSeen) if (entry.forgetAt < now) firstSeen.delete(key);
+    const second = Math.floor((now - epoch) / 1000);
+    for (const [key, last] of forgetAfter) if (last < second) forgetAfter.delete(key);
+    for (const [key, at] of recent) if (now - at > opts.graceMs) recent.delete(key);
     nextSweepAt = now + SWEEP_INTERVAL_MS;
   };
 
@@ -46,14 +55,16 @@ export function createReplayGuard(opts: { clock: Clock; graceMs: number; windowM
       const now = opts.clock.now();
       if (now >= nextSweepAt) sweep(now);
       const key = keyOf(digest);
-      const seen = firstSeen.get(key);
-      if (seen) return now - seen.at <= opts.graceMs;
-      if (firstSeen.size >= maxEntries) return false;
-      // Past forgetAt the timestamp is outside the window, so the signature check refuses it anyway.
-      firstSeen.set(key, { at: now, forgetAt: timestampMs + opts.windowMs });
+      const firstAt = recent.get(key);
+      if (firstAt !== undefined) return now - firstAt <= opts.graceMs;
+      if (forgetAfter.has(key)) return false;
+      if (forgetAfter.size >= maxEntries) return false;
+      // Past it the timestamp is outside the window, so the signature check refuses it anyway.
+      forgetAfter.set(key, Math.floor((timestampMs + opts.windowMs - epoch) / 1000));
+      recent.set(key, now);
       return true;
     },
     sweep: () => sweep(opts.clock.now()),
-    size: () => firstSeen.size,
+    size: () => forgetAfter.size,
   };
 }
