@@ -18,8 +18,8 @@ import { createStore } from '../src/store/db.ts';
 import { adminClient, testEnv } from './helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from './helpers/stores.ts';
 
-async function twoNodes(t: TestContext, kind: StoreKind): Promise<{ here: Composition; elsewhere: Composition }> {
-  const env = testEnv();
+async function twoNodes(t: TestContext, kind: StoreKind, extraEnv: Record<string, string> = {}): Promise<{ here: Composition; elsewhere: Composition }> {
+  const env = testEnv(extraEnv);
   if (kind === 'sqlite') env.LATCHKEY_DATABASE_URL = join(mkdtempSync(join(tmpdir(), 'latchkey-nodes-')), 'latchkey.sqlite');
   const config = loadConfig(env);
   const clock = createTestClock(Date.now());
@@ -148,5 +148,21 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
 
     await elsewhere.services.siteApiKeys.revoke(customer.customerId, created.id);
     await seenOnThisNode(kind, async () => (await posts()).statusCode === 401, 'an API key revoked elsewhere');
+  });
+
+  test('with LATCHKEY_READ_CACHE=false every read goes to the database, and answers are the same', async (t) => {
+    const { here, elsewhere } = await twoNodes(t, kind, { LATCHKEY_READ_CACHE: 'false' });
+    const identity = await here.buildIdentityApp();
+    t.after(() => identity.close());
+    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const admin = adminClient(identity, customer, here.clock as ReturnType<typeof createTestClock>);
+    await here.services.users.create(customer.customerId, {
+      username: 'ada', email: 'ada@example.test', firstName: 'Ada', lastName: 'Lovelace', password: 'violet-otter-harbour-42', customAttributes: {},
+    });
+    const get = async () => (await admin.post('/admin/users/get', { customerKey: customer.customerKey, username: 'ada' })).json();
+    assert.equal((await get()).users[0].fname, 'Ada');
+    await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} });
+    // Nothing kept: even on PostgreSQL the very next request reads the update, no notification needed.
+    assert.equal((await get()).users[0].fname, 'Augusta');
   });
 });
