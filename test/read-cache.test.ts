@@ -16,7 +16,7 @@ import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
 import { createStore } from '../src/store/db.ts';
 import { adminClient, testEnv } from './helpers/app.ts';
-import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from './helpers/stores.ts';
+import { describeEachStore, postgresSchema, postgresStore, postgresUrl, type StoreKind } from './helpers/stores.ts';
 
 async function twoNodes(t: TestContext, kind: StoreKind, extraEnv: Record<string, string> = {}): Promise<{ here: Composition; elsewhere: Composition }> {
   const env = testEnv(extraEnv);
@@ -30,7 +30,7 @@ async function twoNodes(t: TestContext, kind: StoreKind, extraEnv: Record<string
     return { here, elsewhere };
   }
   const shared = await postgresStore();
-  const schema = (await shared.db.selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('name')).executeTakeFirstOrThrow()).name;
+  const schema = await postgresSchema();
   const otherStore = await createStore(postgresUrl!, { schema, poolSize: 2 });
   t.after(() => otherStore.close());
   return { here: await compose(config, { clock, store: shared }), elsewhere: await compose(config, { clock, store: otherStore }) };
@@ -53,17 +53,31 @@ async function seenOnThisNode(kind: StoreKind, check: () => Promise<boolean>, wh
   }
 }
 
+const PASSWORD = 'violet-otter-harbour-42';
+
+/** A new customer on `node` with one user of that username (first and last name as given). */
+async function customerWithUser(node: Composition, username: string, firstName: string, lastName: string) {
+  const customer = await node.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+  const user = await node.services.users.create(customer.customerId, {
+    username, email: `${username}@example.test`, firstName, lastName, password: PASSWORD, customAttributes: {},
+  });
+  return { customer, user };
+}
+
+async function siteOf(t: TestContext, node: Composition, customer: { customerKey: string }) {
+  const site = await node.buildSiteApp({ customerKey: customer.customerKey });
+  t.after(() => site.close());
+  return site;
+}
+
 describeEachStore('kept answers follow writes on other nodes', (kind) => {
   test('users/get and users/getall show an update and a delete made elsewhere', async (t) => {
     const { here, elsewhere } = await twoNodes(t, kind);
     const identity = await here.buildIdentityApp();
     t.after(() => identity.close());
-    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const { customer } = await customerWithUser(here, 'ada', 'Ada', 'Lovelace');
     const admin = adminClient(identity, customer, here.clock as ReturnType<typeof createTestClock>);
     const customerKey = customer.customerKey;
-    await here.services.users.create(customer.customerId, {
-      username: 'ada', email: 'ada@example.test', firstName: 'Ada', lastName: 'Lovelace', password: 'violet-otter-harbour-42', customAttributes: {},
-    });
     const get = async () => (await admin.post('/admin/users/get', { customerKey, username: 'ada' })).json();
     const list = async () => (await admin.post('/admin/users/getall', { customerKey, batchSize: 10, batchNo: 1 })).json();
     // Asked twice: the second answer comes from memory.
@@ -88,12 +102,8 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
 
   test('an API token revoked, or whose owner is disabled, elsewhere stops working here', async (t) => {
     const { here, elsewhere } = await twoNodes(t, kind);
-    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
-    const site = await here.buildSiteApp({ customerKey: customer.customerKey });
-    t.after(() => site.close());
-    const user = await here.services.users.create(customer.customerId, {
-      username: 'grace', email: 'grace@example.test', firstName: 'Grace', lastName: 'Hopper', password: 'violet-otter-harbour-42', customAttributes: {},
-    });
+    const { customer, user } = await customerWithUser(here, 'grace', 'Grace', 'Hopper');
+    const site = await siteOf(t, here, customer);
     const tokens = here.services.apiTokens;
     const myself = (secret: string) => site.inject({ method: 'GET', url: '/rest/api/2/myself', headers: { authorization: `Bearer ${secret}` } });
 
@@ -117,13 +127,9 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
 
   test("a JWT of a user disabled elsewhere stops working here", async (t) => {
     const { here, elsewhere } = await twoNodes(t, kind);
-    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
-    const site = await here.buildSiteApp({ customerKey: customer.customerKey });
-    t.after(() => site.close());
-    await here.services.users.create(customer.customerId, {
-      username: 'alan', email: 'alan@example.test', firstName: 'Alan', lastName: 'Turing', password: 'violet-otter-harbour-42', customAttributes: {},
-    });
-    const login = await site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'alan', password: 'violet-otter-harbour-42' } });
+    const { customer } = await customerWithUser(here, 'alan', 'Alan', 'Turing');
+    const site = await siteOf(t, here, customer);
+    const login = await site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'alan', password: PASSWORD } });
     assert.equal(login.statusCode, 200, login.body);
     const jwt = login.json().jwt_token as string;
     const posts = () => site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { authorization: `Bearer ${jwt}` } });
@@ -136,12 +142,8 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
 
   test('an API key revoked elsewhere stops working here', async (t) => {
     const { here, elsewhere } = await twoNodes(t, kind);
-    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
-    const site = await here.buildSiteApp({ customerKey: customer.customerKey });
-    t.after(() => site.close());
-    await here.services.users.create(customer.customerId, {
-      username: 'ada', email: 'ada@example.test', firstName: 'Ada', lastName: 'Byron', password: 'violet-otter-harbour-42', customAttributes: {},
-    });
+    const { customer } = await customerWithUser(here, 'ada', 'Ada', 'Byron');
+    const site = await siteOf(t, here, customer);
     const created = await here.services.siteApiKeys.create(customer.customerId, { login: 'ada' });
     const posts = () => site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { authorization: `Bearer ${created.apiKey}` } });
     for (let i = 0; i < 2; i++) assert.equal((await posts()).statusCode, 200);
@@ -154,11 +156,8 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     const { here, elsewhere } = await twoNodes(t, kind, { LATCHKEY_READ_CACHE: 'false' });
     const identity = await here.buildIdentityApp();
     t.after(() => identity.close());
-    const customer = await here.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
+    const { customer } = await customerWithUser(here, 'ada', 'Ada', 'Lovelace');
     const admin = adminClient(identity, customer, here.clock as ReturnType<typeof createTestClock>);
-    await here.services.users.create(customer.customerId, {
-      username: 'ada', email: 'ada@example.test', firstName: 'Ada', lastName: 'Lovelace', password: 'violet-otter-harbour-42', customAttributes: {},
-    });
     const get = async () => (await admin.post('/admin/users/get', { customerKey: customer.customerKey, username: 'ada' })).json();
     assert.equal((await get()).users[0].fname, 'Ada');
     await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} });

@@ -42,9 +42,5 @@ export function prepareSiteUserLookup(db: Kysely<Database>, changes: ChangeFeed 
       credentialsVersion: row.credentials_version,
     };
   };
-  return (customerId, userId) => {
-    const key = `${customerId}:${userId}`;
-    const user = kept.get(key);
-    return user ? Promise.resolve(user) : kept.load(key, () => read(customerId, userId));
-  };
+  return (customerId, userId) => Promise.resolve(kept.read(`${customerId}:${userId}`, () => read(customerId, userId)));
 }

@@ -37,29 +37,29 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     totalWeight -= entry.weight;
   };
 
+  async function loadAndKeep(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    if (!changes) return load();
+    // Taken before reading: a change committed during the read makes the entry stale at once.
+    const mark = changes.mark();
+    const value = await load();
+    if (value === undefined) return value;
+    const weight = weigh ? weigh(value) : 0;
+    if (weight > maxWeight) return value;
+    drop(key);
+    entries.set(key, { value, mark, weight });
+    totalWeight += weight;
+    while (entries.size > maxEntries || totalWeight > maxWeight) drop(entries.keys().next().value!);
+    return value;
+  }
+
   return {
-    get(key) {
+    read(key, load) {
       const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (!changes!.unchangedSince(entry.mark, tables)) {
+      if (entry) {
+        if (changes!.unchangedSince(entry.mark, tables)) return entry.value;
         drop(key);
-        return undefined;
       }
-      return entry.value;
-    },
-    async load(key, load) {
-      if (!changes) return load();
-      // Taken before reading: a change committed during the read makes the entry stale at once.
-      const mark = changes.mark();
-      const value = await load();
-      if (value === undefined) return value;
-      const weight = weigh ? weigh(value) : 0;
-      if (weight > maxWeight) return value;
-      drop(key);
-      entries.set(key, { value, mark, weight });
-      totalWeight += weight;
-      while (entries.size > maxEntries || totalWeight > maxWeight) drop(entries.keys().next().value!);
-      return value;
+      return loadAndKeep(key, load);
     },
   };
 }

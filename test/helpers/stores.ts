@@ -39,6 +39,12 @@ export function postgresStore(): Promise<Store> {
   return sharedPostgres;
 }
 
+/** The schema of the process's shared PostgreSQL store (a second store on it stands for another node). */
+export async function postgresSchema(): Promise<string> {
+  await postgresStore();
+  return schemaName!;
+}
+
 /** A fresh store: a new in-memory SQLite database, or the process's shared PostgreSQL schema. */
 export async function openTestStore(kind: StoreKind): Promise<{ store: Store; owned: boolean }> {
   if (kind === 'postgres') return { store: await postgresStore(), owned: false };

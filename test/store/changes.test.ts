@@ -13,7 +13,7 @@ import pg from 'pg';
 import { classifyStatement } from '../../src/store/changes.ts';
 import { createStore, type Executor, type Store } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations/migrate.ts';
-import { describeEachStore, openTestStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
+import { describeEachStore, openTestStore, postgresSchema, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
 
 const newKey = () => `9${BigInt(`0x${randomBytes(6).toString('hex')}`)}`;
 
@@ -51,7 +51,7 @@ async function openPair(kind: StoreKind): Promise<{ here: Store; elsewhere: Stor
     return { here, elsewhere, close: async () => { await elsewhere.close(); await here.close(); } };
   }
   const here = await postgresStore();
-  const schema = (await here.db.selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('name')).executeTakeFirstOrThrow()).name;
+  const schema = await postgresSchema();
   const elsewhere = await createStore(postgresUrl!, { schema, poolSize: 1 });
   return { here, elsewhere, close: () => elsewhere.close() };
 }
@@ -123,7 +123,7 @@ describeEachStore('change feed', (kind) => {
       const client = new pg.Client({ connectionString: postgresUrl });
       await client.connect();
       t.after(() => client.end());
-      const schema = (await pair.here.db.selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('name')).executeTakeFirstOrThrow()).name;
+      const schema = await postgresSchema();
       const afterNode = changes.mark();
       await client.query(`update ${schema}.customers set display_name = 'by hand' where customer_key = $1`, [key]);
       await eventually(() => !changes.unchangedSince(afterNode, ['customers']), 'a write made with psql');
@@ -135,7 +135,7 @@ describeEachStore('change feed', (kind) => {
       const { store } = await openTestStore(kind);
       const { changes } = store;
       await eventually(() => changes.unchangedSince(changes.mark(), ['customers']), 'the feed trusted');
-      const schema = (await store.db.selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('name')).executeTakeFirstOrThrow()).name;
+      const schema = await postgresSchema();
       const before = changes.mark();
       const client = new pg.Client({ connectionString: postgresUrl });
       await client.connect();

@@ -176,17 +176,9 @@ export function createUsersService(deps: {
       }
     },
 
-    findByLogin(customerId, login) {
-      const key = `${customerId}:${login}`;
-      const kept = usersByLogin.get(key);
-      return kept ? Promise.resolve(kept) : usersByLogin.load(key, () => findByLogin(customerId, login));
-    },
+    findByLogin: (customerId, login) => Promise.resolve(usersByLogin.read(`${customerId}:${login}`, () => findByLogin(customerId, login))),
     findById: (customerId, userId) => repo.findUserById(db, customerId, userId),
-    findByIdWithGroups(customerId, userId) {
-      const key = `${customerId}:${userId}`;
-      const kept = usersWithGroups.get(key);
-      return kept ? Promise.resolve(kept) : usersWithGroups.load(key, () => repo.findUserWithGroupsById(db, customerId, userId));
-    },
+    findByIdWithGroups: (customerId, userId) => Promise.resolve(usersWithGroups.read(`${customerId}:${userId}`, () => repo.findUserWithGroupsById(db, customerId, userId))),
 
     async getWithGroups(customerId, login) {
       const user = await requireUser(customerId, login);
@@ -195,8 +187,7 @@ export function createUsersService(deps: {
     },
 
     async getRecordView(customerId, login) {
-      const key = `${customerId}:${login}`;
-      const view = recordViews.get(key) ?? await recordViews.load(key, async () => {
+      const view = await recordViews.read(`${customerId}:${login}`, async () => {
         const row = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
         return row && { ...row, wireRecord: await storedRecord(customerId, row) };
       });
@@ -216,8 +207,7 @@ export function createUsersService(deps: {
     },
 
     async listRecords(customerId, batchNo, batchSize) {
-      const key = `${customerId}:${batchNo}:${batchSize}`;
-      return recordPages.get(key) ?? (await recordPages.load(key, async () => {
+      return (await recordPages.read(`${customerId}:${batchNo}:${batchSize}`, async () => {
         const rows = await repo.listRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
         const hasMore = rows.length > batchSize;
         const page = hasMore ? rows.slice(0, batchSize) : rows;

@@ -48,10 +48,7 @@ export function createSiteApiKeysService(deps: {
   // owner misses and reads again. Unknown hashes are never kept; expiry is checked on every use.
   type LiveKey = NonNullable<Awaited<ReturnType<typeof lookUpLiveKey>>>;
   const liveKeys = createReadCache<LiveKey>(deps.changes, { tables: ['site_api_keys', 'users'], maxEntries: 10_000 });
-  const findLiveKey = (customerId: number, hash: string) => {
-    const key = `${customerId}:${hash}`;
-    return liveKeys.get(key) ?? liveKeys.load(key, () => lookUpLiveKey(customerId, hash));
-  };
+  const findLiveKey = (customerId: number, hash: string) => liveKeys.read(`${customerId}:${hash}`, () => lookUpLiveKey(customerId, hash));
 
   async function get(customerId: number, keyId: number): Promise<SiteApiKey> {
     const key = await repo.findKey(db, customerId, keyId);

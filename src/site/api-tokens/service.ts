@@ -196,11 +196,9 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
       if (typeof secret !== 'string' || secret.length > MAX_API_TOKEN_LENGTH) throw invalidToken();
       // Indexed lookup of the hash: the time a wrong token takes does not depend on how much of it is right.
       const hash = sha256Hex(secret);
-      const key = `${customerId}:${hash}`;
       // A kept token passed the checksum when it was loaded; others are checked before the database is asked.
-      const found = verified.get(key) ?? (hasValidChecksum(secret, API_TOKEN_PREFIX)
-        ? await verified.load(key, () => repo.findTokenByHash(db, customerId, hash))
-        : undefined);
+      const found = await verified.read(`${customerId}:${hash}`, async () => (
+        hasValidChecksum(secret, API_TOKEN_PREFIX) ? repo.findTokenByHash(db, customerId, hash) : undefined));
       if (!found) throw invalidToken();
       const { token, owner } = found;
       const now = clock.now();
