@@ -7,10 +7,11 @@
 import type { ChangeFeed, WatchedTable } from './changes.ts';
 
 export interface ReadCache<V> {
-  /** The kept value of `key` when it is still current; undefined otherwise. */
-  get(key: string): V | undefined;
-  /** Reads `key` through `load` and keeps the result (unless undefined). */
-  load(key: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
+  /**
+   * The kept value of `key` while it is still current, synchronously (a hit costs no promise);
+   * otherwise reads it through `load` and keeps the result (unless undefined).
+   */
+  read(key: string, load: () => Promise<V | undefined>): V | Promise<V | undefined>;
 }
 
 export interface ReadCacheOptions<V> {
