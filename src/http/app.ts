@@ -7,6 +7,7 @@ import Fastify, {
   LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
 import { stdoutLog } from './log-destination.ts';
+import { writeResponsesPerTurn } from './turn-writes.ts';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -77,6 +78,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true },
   };
   const app = Fastify(serverOptions);
+  writeResponsesPerTurn(app.server);
   const routes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
