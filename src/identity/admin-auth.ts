@@ -4,7 +4,7 @@
  * headers present, timestamp window, customer known, digest, optional Api-Key, replay.
  * Every failure is the same Unauthenticated: nothing tells the caller which step failed.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from '../lib/clock.ts';
 import { Unauthenticated } from '../lib/errors.ts';
@@ -21,7 +21,7 @@ const DIGITS = /^[0-9]{1,20}$/;
 const HEX512 = /^[0-9a-f]{128}$/;
 
 export function signRequest(customerKey: string, timestamp: string, apiKey: string): string {
-  return createHash('sha512').update(customerKey + timestamp + apiKey).digest('hex');
+  return hash('sha512', customerKey + timestamp + apiKey, 'hex');
 }
 
 const denied = () => new Unauthenticated('incorrect_authorization', 'admin');

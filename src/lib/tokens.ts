@@ -3,7 +3,7 @@
  * (like GitHub's `ghp_` tokens) so secret scanners can spot leaked ones and a typo is rejected
  * without a database read. They contain no dots, so they never look like a JWT.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -40,7 +40,8 @@ export function hasValidChecksum(value: string, prefix: string): boolean {
 
 /** SHA-256 hex: the storage form of high-entropy secrets (lookup by hash, never by the secret). */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  // One-shot: no Hash object per call (this runs on every API-token request).
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time string equality: `===` leaks the length of the matching prefix. */

@@ -3,7 +3,7 @@
  * a map lookup instead of a signature check. Only the time-dependent claim (`exp`) can change its
  * verdict, and it is checked on every hit; the user's state is still checked per request by the plugin.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import type { JwtVerifier, VerifiedJwt } from './jwt.ts';
 
@@ -23,7 +23,7 @@ export function cacheVerifiedJwts(verifier: JwtVerifier, opts: JwtCacheOptions):
   return {
     async verify(token) {
       // Keyed by digest: the raw tokens are not kept in memory past their request.
-      const key = typeof token === 'string' ? createHash('sha256').update(token).digest('base64') : '';
+      const key = typeof token === 'string' ? hash('sha256', token, 'base64') : '';
       const hit = key ? cache.get(key) : undefined;
       if (hit) {
         // Same rule as jose: expired once now >= exp + leeway. Past it, the verifier says why.
