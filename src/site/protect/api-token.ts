@@ -3,6 +3,7 @@
  * and `Authorization: Bearer lkat_…`. Rejects every failure (unknown, expired, revoked, foreign,
  * wrong scheme or username, disabled or deleted owner) with one error, so nothing tells them apart.
  */
+import { isUtf8 } from 'node:buffer';
 import { Unauthenticated } from '../../lib/errors.ts';
 import type { ApiTokensService } from '../api-tokens/service.ts';
 import type { ApiTokenCredential, ApiTokenVerifier, Capabilities, Principal, SiteUser } from './principal.ts';
@@ -18,8 +19,15 @@ export interface ApiTokenVerifierOptions {
 /** Longest `Authorization: Basic` value parsed; a real one is well under 1 KiB. */
 export const MAX_BASIC_HEADER_LENGTH = 4096;
 
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+const BASIC_VALUE = /^basic +(\S+) *$/i;
+const NON_ASCII = /[^\u0000-\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A byte string (one character per byte, as atob gives) read as UTF-8; undefined when it is not UTF-8. */
+function utf8Text(binary: string): string | undefined {
+  const bytes = Buffer.from(binary, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+}
 
 /**
  * Decodes the credentials of an `Authorization: Basic` value (RFC 7617): base64 of UTF-8
@@ -27,22 +35,23 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function parseBasicAuthorization(header: string): { username: string; secret: string } | undefined {
   if (header.length > MAX_BASIC_HEADER_LENGTH) return undefined;
-  const match = /^basic +(\S+) *$/i.exec(header);
-  if (!match) return undefined;
-  const encoded = match[1];
-  if (!BASE64.test(encoded) || encoded.length % 4 === 1) return undefined;
-  let decoded: string;
+  const encoded = BASIC_VALUE.exec(header)?.[1];
+  if (encoded === undefined) return undefined;
+  let binary: string;
   try {
-    decoded = utf8.decode(Buffer.from(encoded, 'base64'));
+    // Refuses characters outside base64 and impossible lengths; padding may be left out.
+    binary = atob(encoded);
   } catch {
     return undefined;
   }
+  // Our secrets are ASCII, and so are most usernames: only others need UTF-8 decoding.
+  const decoded = NON_ASCII.test(binary) ? utf8Text(binary) : binary;
+  if (decoded === undefined) return undefined;
   const colon = decoded.indexOf(':');
   if (colon <= 0) return undefined;
-  const username = decoded.slice(0, colon);
   // Control characters never belong to a username or a secret we issued.
-  if (/[\u0000-\u001f\u007f]/.test(decoded)) return undefined;
-  return { username, secret: decoded.slice(colon + 1) };
+  if (CONTROL.test(decoded)) return undefined;
+  return { username: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
 /** Creates the verifier passed to the protection plugin as its `apiTokens` option. */

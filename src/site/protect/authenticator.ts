@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { SITE_METHODS, type SiteMethod } from '../../config.ts';
 import { Forbidden, Unauthenticated } from '../../lib/errors.ts';
 import { READ_ONLY } from './capabilities.ts';
-import { readCredential, type CredentialHeaders } from './credentials.ts';
+import { credentialReader, type CredentialHeaders } from './credentials.ts';
 import type { JwtVerifier } from './jwt.ts';
 import type { ApiKeyVerifier, ApiTokenVerifier, Capabilities, Principal, SiteUser } from './principal.ts';
 import type { ProviderVerifier } from './provider-token.ts';
@@ -88,6 +88,7 @@ export function createSiteAuthenticator(options: SiteProtectionOptions): SiteAut
     apiKeyHeader: active.includes('apikey') ? apiKeyHeader : undefined,
     apiTokens: active.includes('apitoken'),
   };
+  const readCredential = credentialReader(on);
   const { findUserById, findUserByLogin, capabilitiesOf } = options;
 
   function userPrincipal(method: SiteMethod, user: SiteUser, credentialId?: number): Principal {
@@ -132,7 +133,7 @@ export function createSiteAuthenticator(options: SiteProtectionOptions): SiteAut
   return {
     methods: Object.freeze([...active]),
     async authenticate(request) {
-      const credential = readCredential(request.headers, on);
+      const credential = readCredential(request.headers);
       let principal: Principal;
       switch (credential.method) {
         case 'jwt': principal = await viaJwt(credential.token); break;

@@ -4,6 +4,7 @@
  * method could accept with the spec's header errors (missing header, wrong scheme, SEGMENT_FAULT).
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { SiteMethod } from '../../config.ts';
 import { Unauthenticated } from '../../lib/errors.ts';
 import { parseBasicAuthorization } from './api-token.ts';
 import { API_TOKEN_PREFIX, type ApiTokenCredential } from './principal.ts';
@@ -60,6 +61,33 @@ export function displayHeader(name: string): string {
  *   SEGMENT_FAULT, or INVALID_API_TOKEN (an unreadable Basic value).
  */
 export function readCredential(headers: IncomingHttpHeaders, on: CredentialHeaders): Credential {
+  return credentialReader(on)(headers);
+}
+
+/** What a configuration's dispatch needs, worked out once: the headers to look at, and what their absence says. */
+interface Dispatch {
+  on: CredentialHeaders;
+  /** The configured header names, in order of precedence, each once. */
+  names: readonly string[];
+  missingMethod: SiteMethod;
+  missingMessage: string;
+}
+
+/** readCredential for one configuration, with what depends only on it worked out once (the plugin's per-request path). */
+export function credentialReader(on: CredentialHeaders): (headers: IncomingHttpHeaders) => Credential {
+  const names = [...new Set([on.jwtHeader, on.apiKeyHeader, on.apiTokens ? 'authorization' : undefined]
+    .filter((n): n is string => n !== undefined))];
+  const expected = [...names.map(displayHeader), ...(on.provider ? ['access_token', 'id_token'] : [])];
+  const dispatch: Dispatch = {
+    on,
+    names,
+    missingMethod: on.jwtHeader ? 'jwt' : on.apiKeyHeader ? 'apikey' : on.provider ? 'provider' : 'apitoken',
+    missingMessage: `${expected.join(' or ')} header is missing.`,
+  };
+  return (headers) => read(headers, dispatch);
+}
+
+function read(headers: IncomingHttpHeaders, { on, names, missingMethod, missingMessage }: Dispatch): Credential {
   if (on.provider) {
     for (const kind of ['access_token', 'id_token'] as const) {
       const value = headerValue(headers, kind);
@@ -74,19 +102,13 @@ export function readCredential(headers: IncomingHttpHeaders, on: CredentialHeade
     }
   }
 
-  const names = [...new Set([on.jwtHeader, on.apiKeyHeader, on.apiTokens ? 'authorization' : undefined]
-    .filter((n): n is string => n !== undefined))];
   let name: string | undefined;
   let value: string | undefined;
   for (const candidate of names) {
     value = headerValue(headers, candidate);
     if (value !== undefined) { name = candidate; break; }
   }
-  if (name === undefined || value === undefined) {
-    const expected = [...names.map(displayHeader), ...(on.provider ? ['access_token', 'id_token'] : [])];
-    const method = on.jwtHeader ? 'jwt' : on.apiKeyHeader ? 'apikey' : on.provider ? 'provider' : 'apitoken';
-    throw new Unauthenticated('MISSING_AUTHORIZATION_HEADER', method, `${expected.join(' or ')} header is missing.`);
-  }
+  if (name === undefined || value === undefined) throw new Unauthenticated('MISSING_AUTHORIZATION_HEADER', missingMethod, missingMessage);
 
   const jwt = name === on.jwtHeader;
   const apiKey = name === on.apiKeyHeader;

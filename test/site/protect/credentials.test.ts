@@ -62,6 +62,17 @@ describe('dispatch (all four methods on, one Authorization header)', () => {
     rejects({ authorization: basic('no-colon') }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
   });
 
+  test('Basic values are UTF-8 base64 as browsers encode them: padding may be left out, broken text is refused', () => {
+    const encoded = Buffer.from(`zoë.ünïco:${TOKEN}`, 'utf8').toString('base64');
+    const expected = { method: 'apitoken', credential: { scheme: 'basic', username: 'zoë.ünïco', token: TOKEN } };
+    assert.match(encoded, /==$/);
+    assert.deepEqual(readCredential({ authorization: `Basic ${encoded}` }, ALL), expected);
+    assert.deepEqual(readCredential({ authorization: `Basic ${encoded.replace(/=+$/, '')}` }, ALL), expected);
+    // 'a:b' + an incomplete padding; Latin-1 bytes (0xE9) that are not UTF-8.
+    rejects({ authorization: 'Basic YTpiYw=' }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    rejects({ authorization: `Basic ${Buffer.from('ren\xe9:secret', 'latin1').toString('base64')}` }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+  });
+
   test('another scheme, or a bare value in Authorization: wrong token type, reported for the JWT method (400)', () => {
     rejects({ authorization: `Token ${JWT}` }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
     rejects({ authorization: JWT }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
