@@ -26,23 +26,29 @@ function chunk(type: string, data: Buffer): Buffer {
   return out;
 }
 
-/** PNG (1-bit grayscale, filter 0 on every row) of a square matrix where `dark(x, y)` is a dark module. */
+/**
+ * PNG (1-bit grayscale) of a square matrix where `dark(x, y)` is a dark module. Every module row is
+ * SCALE identical pixel rows: the first is written out (filter 0), the others are filter 2 ("Up",
+ * the difference from the row above): all zeros, which deflate folds at once, and which need no
+ * pixels set here.
+ */
 function encodePng(modules: number, dark: (x: number, y: number) => boolean): Buffer {
   const pixels = (modules + 2 * MARGIN_MODULES) * SCALE;
   const rowBytes = 1 + Math.ceil(pixels / 8);
-  // Start all white (bit 1), then clear the bits of dark modules.
-  const raw = Buffer.alloc(rowBytes * pixels, 0xff);
-  for (let y = 0; y < pixels; y++) raw[y * rowBytes] = 0;
-  for (let my = 0; my < modules; my++) {
+  const raw = Buffer.alloc(rowBytes * pixels);
+  for (let y = 0; y < pixels; y++) {
+    const row = y * rowBytes;
+    if (y % SCALE !== 0) {
+      raw[row] = 2;
+      continue;
+    }
+    // Filter 0, all white (bit 1), then the bits of dark modules cleared.
+    raw.fill(0xff, row + 1, row + rowBytes);
+    const my = y / SCALE - MARGIN_MODULES;
+    if (my < 0 || my >= modules) continue;
     for (let mx = 0; mx < modules; mx++) {
       if (!dark(mx, my)) continue;
-      for (let dy = 0; dy < SCALE; dy++) {
-        const row = ((my + MARGIN_MODULES) * SCALE + dy) * rowBytes + 1;
-        for (let dx = 0; dx < SCALE; dx++) {
-          const x = (mx + MARGIN_MODULES) * SCALE + dx;
-          raw[row + (x >> 3)] &= ~(0x80 >> (x & 7));
-        }
-      }
+      for (let x = (mx + MARGIN_MODULES) * SCALE, end = x + SCALE; x < end; x++) raw[row + 1 + (x >> 3)] &= ~(0x80 >> (x & 7));
     }
   }
   const header = Buffer.alloc(13);
@@ -50,13 +56,6 @@ function encodePng(modules: number, dark: (x: number, y: number) => boolean): Bu
   header.writeUInt32BE(pixels, 4);
   header[8] = 1; // bit depth
   header[9] = 0; // colour type: grayscale
-  // Every module row is SCALE identical pixel rows: all but the first become filter 2 ("Up", the
-  // difference from the row above), all zeros, which deflate folds at once. A third of the render.
-  for (let y = pixels - 1; y > 0; y--) {
-    if (y % SCALE === 0) continue;
-    raw[y * rowBytes] = 2;
-    raw.fill(0, y * rowBytes + 1, (y + 1) * rowBytes);
-  }
   return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
 
