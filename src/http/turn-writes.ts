@@ -25,7 +25,7 @@ type WriteCallback = (error?: Error | null) => void;
 type Chunks = Array<{ chunk: unknown; encoding: BufferEncoding }>;
 
 /** Writes of at least this many bytes (characters, for strings) are made at once. */
-export const DEFERRED_WRITE_MAX = 64 * 1024;
+const DEFERRED_WRITE_MAX = 64 * 1024;
 
 const sizeOf = (chunk: unknown): number => (typeof chunk === 'string' || Buffer.isBuffer(chunk) ? chunk.length : 0);
 

@@ -52,18 +52,6 @@ export function displayHeader(name: string): string {
   return name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
 }
 
-/**
- * The credential of a request, by DESIGN.md's dispatch: provider headers first, then the configured
- * header(s). A Bearer value with the API-token prefix is an API token, one with a dot a JWT, any
- * other an API key (or, with API keys off, a malformed JWT).
- *
- * @throws Unauthenticated MISSING_AUTHORIZATION_HEADER, INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE,
- *   SEGMENT_FAULT, or INVALID_API_TOKEN (an unreadable Basic value).
- */
-export function readCredential(headers: IncomingHttpHeaders, on: CredentialHeaders): Credential {
-  return credentialReader(on)(headers);
-}
-
 /** What a configuration's dispatch needs, worked out once: the headers to look at, and what their absence says. */
 interface Dispatch {
   on: CredentialHeaders;
@@ -73,7 +61,17 @@ interface Dispatch {
   missingMessage: string;
 }
 
-/** readCredential for one configuration, with what depends only on it worked out once (the plugin's per-request path). */
+/**
+ * The credential of a request, by DESIGN.md's dispatch: provider headers first, then the configured
+ * header(s). A Bearer value with the API-token prefix is an API token, one with a dot a JWT, any
+ * other an API key (or, with API keys off, a malformed JWT).
+ *
+ * The reader is made once per configuration: what depends only on it (header names, the "missing"
+ * error) is worked out then, not per request.
+ *
+ * @throws Unauthenticated MISSING_AUTHORIZATION_HEADER, INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE,
+ *   SEGMENT_FAULT, or INVALID_API_TOKEN (an unreadable Basic value), from the reader.
+ */
 export function credentialReader(on: CredentialHeaders): (headers: IncomingHttpHeaders) => Credential {
   const names = [...new Set([on.jwtHeader, on.apiKeyHeader, on.apiTokens ? 'authorization' : undefined]
     .filter((n): n is string => n !== undefined))];

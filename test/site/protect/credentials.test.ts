@@ -8,12 +8,13 @@ import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
 import { Unauthenticated } from '../../../src/lib/errors.ts';
-import { displayHeader, readCredential, type CredentialHeaders } from '../../../src/site/protect/credentials.ts';
+import { credentialReader, displayHeader, type Credential, type CredentialHeaders } from '../../../src/site/protect/credentials.ts';
 
 const ALL: CredentialHeaders = { provider: true, jwtHeader: 'authorization', apiKeyHeader: 'authorization', apiTokens: true };
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln';
 const KEY = 'lksk_0123456789abcdef';
 const TOKEN = 'lkat_0123456789abcdef';
+const readCredential = (headers: IncomingHttpHeaders, on: CredentialHeaders): Credential => credentialReader(on)(headers);
 const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
 
 function rejects(headers: IncomingHttpHeaders, on: CredentialHeaders, reason: string, method: string, message: string): void {
