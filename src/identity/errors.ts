@@ -4,7 +4,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { LatchkeyError, MfaFailed, NotFound, RateLimited } from '../lib/errors.ts';
+import { LatchkeyError, MfaFailed, NotFound, RateLimited, USER_NOT_FOUND_MESSAGE } from '../lib/errors.ts';
 
 export type AdminErrorStyle =
   | 'standard'
@@ -53,17 +53,17 @@ export function unauthorised(style: AdminErrorStyle): WireError {
 function notFound(style: AdminErrorStyle, error: NotFound, ctx: ErrorContext): WireError {
   switch (style) {
     case 'get-user':
-      return { status: 404, body: { username: ctx.username ?? '', status: 'FAILED', message: 'Invalid username or email.' } };
+      return { status: 404, body: { username: ctx.username ?? '', status: 'FAILED', message: USER_NOT_FOUND_MESSAGE } };
     case 'disable-enable':
-      return { status: 403, body: 'Invalid username or email.' };
+      return { status: 403, body: USER_NOT_FOUND_MESSAGE };
     case 'delete-user':
       return { status: 403, body: NOT_AUTHORISED };
     case 'magic-link':
       return { status: 404, body: { status: 'ERROR', statusCode: 404, message: 'The username does not exist.' } };
     case 'mfa':
-      return { status: 404, body: { status: 'FAILED', message: 'Invalid username or email.' } };
+      return { status: 404, body: { status: 'FAILED', message: USER_NOT_FOUND_MESSAGE } };
     case 'change-password':
-      return { status: 400, body: { customerId: ctx.customerId ?? 0, status: 'ERROR', message: 'Invalid username or email.' } };
+      return { status: 400, body: { customerId: ctx.customerId ?? 0, status: 'ERROR', message: USER_NOT_FOUND_MESSAGE } };
     default:
       return standard(404, error.message);
   }

@@ -39,6 +39,16 @@ export class NotFound extends LatchkeyError {
   }
 }
 
+/** The spec's text whenever a user named by username or e-mail does not exist (get, disable, MFA, …). */
+export const USER_NOT_FOUND_MESSAGE = 'Invalid username or email.';
+
+/** No user of this customer has the given username or e-mail. */
+export class UserNotFound extends NotFound {
+  constructor() {
+    super('user', USER_NOT_FOUND_MESSAGE);
+  }
+}
+
 /** A uniqueness rule would be broken (duplicate username, e-mail, …). */
 export class Conflict extends LatchkeyError {
   static override readonly code = 'conflict' as const;

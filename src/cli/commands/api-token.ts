@@ -1,6 +1,6 @@
 /** `site api-token …`: create, list, revoke and purge a site user's API tokens from the shell. */
 import type { Composition } from '../../compose.ts';
-import { Invalid, NotFound } from '../../lib/errors.ts';
+import { Invalid, UserNotFound } from '../../lib/errors.ts';
 import { toWireToken } from '../../site/api-tokens/routes.ts';
 import { API_TOKEN_TYPES, type ApiTokenType } from '../../site/api-tokens/types.ts';
 import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
@@ -10,7 +10,7 @@ import { siteCustomerId } from './site.ts';
 
 async function userOf(app: Composition, customerId: number, login: string) {
   const user = await app.services.users.findByLogin(customerId, login);
-  if (!user) throw new NotFound('user', 'Invalid username or email.');
+  if (!user) throw new UserNotFound();
   return user;
 }
 

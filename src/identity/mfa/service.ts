@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
-import { Invalid, MfaFailed, NotFound } from '../../lib/errors.ts';
+import { Invalid, MfaFailed, UserNotFound } from '../../lib/errors.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import { safeEqual } from '../../lib/tokens.ts';
 import type { Database } from '../../store/schema.ts';
@@ -80,7 +80,7 @@ export function createMfaService(deps: { db: Kysely<Database>; clock: Clock; sea
 
   async function requireUser(customerId: number, login: string): Promise<User> {
     const user = await users.findByLogin(customerId, login);
-    if (!user) throw new NotFound('user', 'Invalid username or email.');
+    if (!user) throw new UserNotFound();
     return user;
   }
 
@@ -105,7 +105,7 @@ export function createMfaService(deps: { db: Kysely<Database>; clock: Clock; sea
       try {
         await repo.savePending(db, customerId, user.id, sealer.seal(secret, aad(customerId, user.id)), clock.now());
       } catch (error) {
-        if (repo.isForeignKeyViolation(error)) throw new NotFound('user', 'Invalid username or email.');
+        if (repo.isForeignKeyViolation(error)) throw new UserNotFound();
         throw error;
       }
       return { userId: user.id, username: user.username, secret, otpauthUri, qrCodeData };

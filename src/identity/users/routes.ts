@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { batchProperties, customerKeySchema, emailString, nameString } from '../../http/schemas.ts';
 import type { UsersService } from './service.ts';
+import { USER_NOT_FOUND_MESSAGE } from '../../lib/errors.ts';
 import type { GroupAssignment, UserInput } from './types.ts';
 import {
   customAttributeRequestProperties, getUserResponseSchema, listUsersResponseSchema,
@@ -170,7 +171,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
   }, async (request) => {
     const login = (request.body as { username: string }).username;
     const found = await users.findByLogin(request.customer.id, login);
-    if (!found) return { status: 'USER_NOT_FOUND', message: 'Invalid username or email.' };
+    if (!found) return { status: 'USER_NOT_FOUND', message: USER_NOT_FOUND_MESSAGE };
     const user = await users.getWithGroups(request.customer.id, found.username);
     return toGetEnvelope(user, wireOptions(request, true), 'USER_FOUND', 'User found.');
   });

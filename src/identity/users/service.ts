@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
-import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { Conflict, Invalid, UserNotFound } from '../../lib/errors.ts';
 import { newGuid } from '../../lib/ids.ts';
 import { checkPasswordRule, hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
 import type { ChangeFeed } from '../../store/changes.ts';
@@ -91,7 +91,7 @@ export function createUsersService(deps: {
 
   async function requireUser(customerId: number, login: string, exec: Executor = db): Promise<User> {
     const user = await findByLogin(customerId, login, exec);
-    if (!user) throw new NotFound('user', 'Invalid username or email.');
+    if (!user) throw new UserNotFound();
     return user;
   }
 
@@ -100,7 +100,7 @@ export function createUsersService(deps: {
     if (row.wireRecord !== null) return row.wireRecord;
     const user = await repo.findUserById(db, customerId, row.id);
     // Deleted since the lookup.
-    if (!user) throw new NotFound('user', 'Invalid username or email.');
+    if (!user) throw new UserNotFound();
     return toStoredRecordJson(user);
   }
 
@@ -154,7 +154,7 @@ export function createUsersService(deps: {
             ?? pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
           // Concurrent updates of one user apply one after the other: none loses the other's attributes.
           const current = found && await repo.lockUser(trx, customerId, found.id);
-          if (!current) throw new NotFound('user', 'Invalid username or email.');
+          if (!current) throw new UserNotFound();
           const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
           const hasAttributes = Object.keys(input.customAttributes).length > 0;
           const updated = await repo.updateUser(trx, customerId, current.id, {
@@ -193,7 +193,7 @@ export function createUsersService(deps: {
         const row = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
         return row && { ...row, wireRecord: await storedRecord(customerId, row) };
       });
-      if (!view) throw new NotFound('user', 'Invalid username or email.');
+      if (!view) throw new UserNotFound();
       return view;
     },
 
@@ -223,7 +223,7 @@ export function createUsersService(deps: {
       await db.transaction().execute(async (trx) => {
         const user = await requireUser(customerId, login, trx);
         // A concurrent delete may have won since the lookup: then this one deleted nothing.
-        if (!(await repo.deleteUser(trx, customerId, user.id))) throw new NotFound('user', 'Invalid username or email.');
+        if (!(await repo.deleteUser(trx, customerId, user.id))) throw new UserNotFound();
       });
     },
 

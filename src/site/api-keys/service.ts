@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../../identity/users/types.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Conflict, Invalid, NotFound, Unauthenticated } from '../../lib/errors.ts';
+import { Conflict, Invalid, NotFound, Unauthenticated, UserNotFound } from '../../lib/errors.ts';
 import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts';
 import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation } from '../../store/db.ts';
@@ -68,7 +68,7 @@ export function createSiteApiKeysService(deps: {
       let userId: number | null = null;
       if (input.login !== undefined) {
         const user = await deps.users.findByLogin(customerId, input.login);
-        if (!user) throw new NotFound('user', 'Invalid username or email.');
+        if (!user) throw new UserNotFound();
         userId = user.id;
       }
       const apiKey = generateSecret(API_KEY_PREFIX);

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { nameString } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Forbidden, Invalid, NotFound, Unauthenticated } from '../../lib/errors.ts';
+import { Forbidden, Invalid, Unauthenticated, UserNotFound } from '../../lib/errors.ts';
 import { parseBasicAuthorization } from '../protect/api-token.ts';
 import { API_TOKEN_PREFIX, type Principal } from '../protect/principal.ts';
 import type { PasswordAuthenticator } from './password-auth.ts';
@@ -111,7 +111,7 @@ export async function apiTokenRoutes(app: FastifyInstance, opts: ApiTokenRoutesO
     // The site's default API key acts as no user: it has no tokens to manage.
     if (principal.userId === null) throw new Forbidden('no_user', 'this credential does not belong to a user');
     const customerId = await opts.siteCustomerId();
-    if (customerId === undefined) throw new NotFound('user', 'Invalid username or email.');
+    if (customerId === undefined) throw new UserNotFound();
     const userId = principal.userId;
     return { customerId, actor: { userId, isSiteAdmin: async () => (await principal.capabilities()).isSiteAdmin } };
   }

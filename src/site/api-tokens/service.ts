@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../../identity/users/types.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Forbidden, Invalid, LimitExceeded, NotFound, Unauthenticated } from '../../lib/errors.ts';
+import { Forbidden, Invalid, LimitExceeded, NotFound, Unauthenticated, UserNotFound } from '../../lib/errors.ts';
 import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts';
 import type { ChangeFeed } from '../../store/changes.ts';
 import { createReadCache } from '../../store/read-cache.ts';
@@ -123,7 +123,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
       if (name.length === 0 || name.length > 100) throw new Invalid('name', 'must be 1 to 100 characters');
       if (!API_TOKEN_TYPES.includes(input.type)) throw new Invalid('type', 'must be basic or bearer');
       const user = await users.findById(customerId, input.userId);
-      if (!user) throw new NotFound('user', 'Invalid username or email.');
+      if (!user) throw new UserNotFound();
       const secret = generateSecret(API_TOKEN_PREFIX);
       const token = await db.transaction().execute(async (trx) => {
         const now = clock.now();
@@ -138,7 +138,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
         });
       }).catch((error: unknown) => {
         // The user was deleted between the lookup and the insert.
-        if (isForeignKeyViolation(error)) throw new NotFound('user', 'Invalid username or email.');
+        if (isForeignKeyViolation(error)) throw new UserNotFound();
         throw error;
       });
       return { ...token, secret };
@@ -178,7 +178,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
       if (!(await actor.isSiteAdmin())) {
         throw new Forbidden('not_owner', "only a site administrator may manage another user's API tokens");
       }
-      if (!user) throw new NotFound('user', 'Invalid username or email.');
+      if (!user) throw new UserNotFound();
       return user;
     },
 
