@@ -82,12 +82,9 @@ export async function startServer(options: {
    * source file (in the bundle they all live in one file).
    */
   fromSources?: boolean;
-  /** Ceilings write their responses once per event-loop turn. */
-  ceilingTurnWrites?: boolean;
 }): Promise<ServerHandle> {
   const args = ['--database', options.database, '--data-dir', options.dataDir, '--log-level', options.logLevel];
   if (options.schema) args.push('--schema', options.schema);
-  if (options.ceilingTurnWrites) args.push('--ceiling-turn-writes');
   if (!options.fromSources) execFileSync(process.execPath, ['scripts/build.mjs', serverSource, serverBundle], { cwd: root, stdio: 'inherit' });
   const child: ChildProcess = fork(options.fromSources ? serverSource : serverBundle, args, {
     execArgv: [...(options.fromSources ? ['--import', 'tsx'] : []), ...(options.nodeFlags ?? [])],

@@ -24,8 +24,6 @@ export interface BenchOptions {
   profile: boolean;
   /** Keep the temporary directory (database, profile, results) instead of deleting the database. */
   keep: boolean;
-  /** Ceilings write their responses once per event-loop turn, as Latchkey's faces do (src/http/turn-writes.ts). */
-  ceilingTurnWrites: boolean;
   help: boolean;
 }
 
@@ -45,9 +43,6 @@ export const USAGE = `Usage: npm run bench -- [options]
   --node-flags "F"   extra Node.js flags for the server under test (e.g. "--max-semi-space-size=4")
   --profile          CPU-profile the server under test (run from its sources) and print its hottest functions
   --keep             keep the temporary SQLite database after the run
-  --ceiling-turn-writes
-                     ceilings write responses once per event-loop turn, as Latchkey does, so a ratio
-                     shows what Latchkey costs apart from its write path (the targets use plain ceilings)
   --help             this text
 `;
 
@@ -66,7 +61,6 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     nodeFlags: [],
     profile: false,
     keep: false,
-    ceilingTurnWrites: false,
     help: false,
   };
   const int = (name: string, raw: string | undefined, min: number, max: number): number => {
@@ -96,7 +90,6 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       case '--node-flags': options.nodeFlags.push(...(value() ?? '').split(/\s+/).filter(Boolean)); break;
       case '--profile': options.profile = true; break;
       case '--keep': options.keep = true; break;
-      case '--ceiling-turn-writes': options.ceilingTurnWrites = true; break;
       case '--help': case '-h': options.help = true; break;
       default: problems.push(`unknown option ${arg}`);
     }

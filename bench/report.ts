@@ -63,7 +63,7 @@ export function formatSummary(report: Report, collected: Collected): string {
   const o = report.options;
   const title = `Summary: ${o.store}, ${int(report.seed.users)} users, ${o.connections} connections, `
     + `${o.durationSeconds} s per measured route, server log level ${o.logLevel}${(o.nodeFlags as string[]).length ? `, node flags ${(o.nodeFlags as string[]).join(' ')}` : ''}`
-    + `${o.ceilingTurnWrites ? ', ceilings with per-turn writes' : ''}; `
+    + '; '
     + `load average ${report.machine.loadAverageStart.map((x) => x.toFixed(2)).join(' ')} -> ${report.machine.loadAverageEnd.map((x) => x.toFixed(2)).join(' ')} on ${report.machine.cpus} CPUs`;
   return `${title}\n${table(['measurement', 'req/s', 'p50 ms', 'p99 ms', 'ratio/value', 'target', 'result'], rows, new Set([1, 2, 3, 4]))}`;
 }

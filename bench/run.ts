@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const seed = await seedUsers(store, customer.customerId, options.users);
     log(`seeded ${seed.users.toLocaleString('en-US')} users in ${seed.seconds.toFixed(1)} s`);
 
-    server = await startServer({ database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags, fromSources: options.profile, ceilingTurnWrites: options.ceilingTurnWrites });
+    server = await startServer({ database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags, fromSources: options.profile});
     await sleep(2000);
     const rss: Report['rss'] = { startedMiB: server.rssMiB() };
     log(`server pid ${server.pid}: ${Object.entries(server.ports).map(([face, port]) => `${face} on 127.0.0.1:${port}`).join(', ')}; 2 s after start RSS ${rss.startedMiB?.toFixed(1) ?? 'n/a'} MiB`);

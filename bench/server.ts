@@ -7,7 +7,6 @@
  * route's response schema, so the difference is everything Latchkey adds.
  *
  *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
- *     [--ceiling-turn-writes]  (ceilings write once per event-loop turn, as Latchkey's faces do)
  *
  * It can also CPU-profile chosen stretches (node:inspector), written as .cpuprofile files.
  *
@@ -18,7 +17,6 @@ import { Session } from 'node:inspector/promises';
 import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify';
 import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
-import { writeResponsesPerTurn } from '../src/http/turn-writes.ts';
 import { createStore } from '../src/store/db.ts';
 
 /** `siteRs256`: the content site as LATCHKEY_SITE_JWT_ALG=RS256 builds it (key generated into the data dir). */
@@ -115,7 +113,6 @@ async function main(): Promise<void> {
     // the real bytes.
     let sendsObject = isJson;
     const ceiling = Fastify({ logger: false });
-    if (process.argv.includes('--ceiling-turn-writes')) writeResponsesPerTurn(ceiling.server);
     ceiling.route({
       method: message.method as 'GET',
       url: message.url.split('?')[0],

@@ -6,8 +6,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, {
   LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
-import { stdoutLog } from './log-destination.ts';
-import { writeResponsesPerTurn } from './turn-writes.ts';
+import pino from 'pino';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -49,6 +48,16 @@ const REDACTED = [
   'req.headers["x-api-key"]',
 ];
 
+let stdout: pino.DestinationStream | undefined;
+
+/**
+ * Both faces log to one asynchronous stdout destination: a slow reader of the logs delays lines,
+ * never requests. pino flushes what is still buffered when the process exits.
+ */
+function stdoutLog(): pino.DestinationStream {
+  return (stdout ??= pino.destination({ dest: 1, sync: false }));
+}
+
 export function createHttpApp(options: HttpAppOptions): FastifyInstance {
   const serverOptions: FastifyServerOptions = {
     logger: options.logLevel === 'silent' ? false : {
@@ -78,7 +87,6 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true },
   };
   const app = Fastify(serverOptions);
-  writeResponsesPerTurn(app.server);
   const routes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
