@@ -28,6 +28,8 @@ export interface StoreOptions {
   /** PostgreSQL only: the schema to use (created when missing); tests use one per run. */
   schema?: string;
   poolSize?: number;
+  /** PostgreSQL only: the change listener's own URL, when it must differ (tests route it through a proxy). */
+  listenerUrl?: string;
 }
 
 // int8 (bigint) columns hold epoch milliseconds and ids: well inside 2^53, so numbers, not strings.
@@ -127,7 +129,7 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named.pool }) });
   directReaders.set(db, (text, parameters) => named.query(pool, text, parameters).then((result) => result.rows));
   const listener = await listenForChanges({
-    connectionString: url,
+    connectionString: options.listenerUrl ?? url,
     // Named so an operator (or a test) can find this node's listening connection in pg_stat_activity.
     application_name: schema ? `latchkey-changes ${schema}` : 'latchkey-changes',
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
