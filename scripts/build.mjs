@@ -1,24 +1,49 @@
 #!/usr/bin/env node
 /**
  * Bundles a TypeScript entry point and the sources it imports into one ES module under dist/
- * (packages stay imports of node_modules). `npm start` runs the server from this bundle: running
- * the sources through `node --import tsx` keeps a second V8 isolate alive for tsx's module loader
- * (about 35 MiB of RSS for the life of the process). Takes well under a second, so it runs on every start.
+ * (packages stay imports of node_modules). `npm start` runs the server from this bundle with plain
+ * `node`: running the sources through `node --import tsx` keeps tsx's loader alive in the server
+ * for its whole life (about 35 MiB of memory).
  *
  *   node scripts/build.mjs                         # src/main.ts -> dist/main.js
+ *   node scripts/build.mjs --if-stale              # the same, only when a source is newer than the bundle
  *   node scripts/build.mjs <entry.ts> <outfile.js> # any other entry (the bench builds its server)
  */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
-const [entry = 'src/main.ts', outfile = 'dist/main.js'] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const ifStale = args.includes('--if-stale');
+const [entry = 'src/main.ts', outfile = 'dist/main.js'] = args.filter((arg) => arg !== '--if-stale');
 
-await build({
-  entryPoints: [entry],
-  outfile,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-});
+/** The newest modification time of any file under `dir`. */
+function newest(dir) {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+function isCurrent() {
+  try {
+    return statSync(outfile).mtimeMs >= Math.max(newest('src'), statSync('package-lock.json').mtimeMs);
+  } catch {
+    return false;
+  }
+}
+
+if (!(ifStale && isCurrent())) {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+}
