@@ -2,9 +2,9 @@
  * The server under test, in its own process (forked by bench/run.ts) so the load generator never
  * shares its event loop: both Latchkey faces as `npm start` builds them and a second content site
  * signing RS256 JWTs (same database and customer), on 127.0.0.1 ports chosen by the OS, plus on
- * request a "ceiling": a bare Fastify (no auth, no database, no hooks) that answers one route with
- * the body captured from the real route, paying the serialisation of that body through the real
- * route's response schema, so the difference is everything Latchkey adds.
+ * request a "ceiling": a bare Fastify (no auth, no database, no hooks, no serialisation) that
+ * answers one route with the bytes captured from the real route, so the difference is everything
+ * Latchkey adds.
  *
  *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
  *
@@ -14,7 +14,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore } from '../src/store/db.ts';
@@ -66,16 +66,6 @@ async function main(): Promise<void> {
     siteRs256: await composition.buildSiteApp({ config: loadConfig({ ...env, LATCHKEY_SITE_JWT_ALG: 'RS256' }) }),
   };
 
-  // The route's schema, read once per ceiling through app.inject; a flag test per request otherwise.
-  let capturing = false;
-  let capturedSchema: FastifySchema | undefined;
-  for (const app of Object.values(faces)) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      if (capturing) capturedSchema = request.routeOptions.schema;
-      done();
-    });
-  }
-
   const ports = {} as Record<Face, number>;
   for (const [face, app] of Object.entries(faces) as [Face, FastifyInstance][]) {
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -85,47 +75,26 @@ async function main(): Promise<void> {
   const ceilings = new Map<number, FastifyInstance>();
 
   async function startCeiling(message: Extract<ParentMessage, { type: 'ceiling' }>): Promise<void> {
-    capturing = true;
-    capturedSchema = undefined;
-    let response;
-    try {
-      response = await faces[message.face].inject({
-        method: message.method as 'GET',
-        url: message.url,
-        headers: message.headers,
-        ...(message.payload !== undefined ? { payload: message.payload } : {}),
-      });
-    } finally {
-      capturing = false;
-    }
+    const response = await faces[message.face].inject({
+      method: message.method as 'GET',
+      url: message.url,
+      headers: message.headers,
+      ...(message.payload !== undefined ? { payload: message.payload } : {}),
+    });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       throw new Error(`${message.method} ${message.url} answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
     }
-    const contentType = String(response.headers['content-type'] ?? '');
-    const isJson = contentType.startsWith('application/json');
-    const body: unknown = isJson ? JSON.parse(response.body) : response.body;
+    // The yardstick: the real answer's bytes, computed once and sent as they are. Nothing on this
+    // route can cost less, so a ratio above 1 would mean the yardstick is broken.
+    const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
+    const bytes = response.rawPayload;
     const status = response.statusCode;
-    const responseSchema = (capturedSchema as { response?: unknown } | undefined)?.response;
-
-    // JSON is answered as an object, serialised per request through the route's schema. When that
-    // does not give the real bytes (a route that writes its JSON itself: its own key order, a cached
-    // string), the ceiling still pays that serialisation, flattened as sending it would, and sends
-    // the real bytes.
-    let sendsObject = isJson;
     const ceiling = Fastify({ logger: false });
     ceiling.route({
       method: message.method as 'GET',
       url: message.url.split('?')[0],
-      ...(responseSchema ? { schema: { response: structuredClone(responseSchema) } } : {}),
-      handler: async (_request, reply) => {
-        reply.code(status);
-        if (sendsObject) return body;
-        if (isJson) Buffer.byteLength(reply.serialize(body));
-        reply.type(contentType);
-        return response.body;
-      },
+      handler: (_request, reply) => { reply.code(status).type(contentType).send(bytes); },
     });
-    if (isJson) sendsObject = (await ceiling.inject({ method: message.method as 'GET', url: message.url })).body === response.body;
     await ceiling.listen({ host: '127.0.0.1', port: 0 });
     ceilings.set(message.id, ceiling);
     send({ type: 'ceiling', id: message.id, port: (ceiling.server.address() as { port: number }).port, status, body: response.body });

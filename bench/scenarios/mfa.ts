@@ -1,4 +1,4 @@
-/** Issue 3's figure: authenticator registration (QR rendering is its costly step) beside signed users/get. */
+/** Authenticator registration (QR rendering is its costly step) beside signed users/get: reported, no target. */
 import type { Scenario } from '../harness.ts';
 import { benchUsername } from '../seed.ts';
 
@@ -14,7 +14,6 @@ export const mfaRegistration: Scenario = {
       ...bench.admin('/api/auth/google-auth-secret', {}),
       dynamicBody: () => ({ customerKey, username: benchUsername(1 + (next++ % Math.min(bench.users, 10_000))), authenticatorType: 'GOOGLE AUTHENTICATOR' }),
     }, { others: [{ label: 'users/get (for MFA)', spec: get }] });
-    bench.check('registration p99 ÷ users/get p99', register.p99Ms / got.p99Ms, 'x', { op: '<=', threshold: 5, source: 'issue 3' },
-      `p99 ${register.p99Ms.toFixed(2)} ms vs ${got.p99Ms.toFixed(2)} ms`);
+    bench.note(`registration p99 ÷ users/get p99: ${(register.p99Ms / got.p99Ms).toFixed(2)} x (p99 ${register.p99Ms.toFixed(2)} ms vs ${got.p99Ms.toFixed(2)} ms; no target)`);
   },
 };
