@@ -2,13 +2,12 @@
  * createStore(url): the one place that knows which database is behind Kysely. A postgres:// URL
  * opens a pg pool; anything else is a SQLite file path (":memory:" for tests).
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type Expression, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
 import { createChangeLog, createWriteTracker, type ChangeFeed, type WriteTracker } from './changes.ts';
 import { listenForChanges } from './postgres-changes.ts';
+import { createPrivateFile } from './private-files.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -45,7 +44,8 @@ export async function createStore(url: string, options: StoreOptions = {}): Prom
 }
 
 function createSqliteStore(path: string): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  // 0600 file in a 0700 directory before SQLite opens it: the database holds secrets (sealed) and hashes.
+  if (path !== ':memory:') createPrivateFile(path);
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');

@@ -30,6 +30,11 @@ export interface CustomersService {
   rotateApiKey(customerKey: string): Promise<string>;
   setPasswordExpiryDays(customerKey: string, days: number | null): Promise<void>;
   list(limit?: number): Promise<Customer[]>;
+  /**
+   * False when a sealed API key in the database does not open under this node's master key: the
+   * node was started without the key of the node that created the database.
+   */
+  opensSealedKeys(): Promise<boolean>;
 }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -119,6 +124,16 @@ export function createCustomersService(deps: {
     },
     async list(limit = 100) {
       return (await repo.listCustomers(deps.db, limit)).map(strip);
+    },
+    async opensSealedKeys() {
+      const [first] = await repo.listCustomers(deps.db, 1);
+      if (!first) return true;
+      try {
+        deps.sealer.open(first.apiKeySealed, aad(first.customerKey));
+        return true;
+      } catch {
+        return false;
+      }
     },
   };
 }
