@@ -3,10 +3,12 @@
  * CLI and the tests alike.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
+import { buildManagementApp } from './http/management.ts';
+import { createMetricsRegistry, type MetricsRegistry } from './http/metrics.ts';
 import { createAdminAuthenticator } from './identity/admin-auth.ts';
 import { buildIdentityApp } from './identity/app.ts';
 import { createCustomersService, type CustomersService } from './identity/customers/service.ts';
@@ -25,6 +27,7 @@ import { buildSiteApp, type SiteAppOverrides } from './site/app.ts';
 import { createSiteSettingsService, type SiteSettingsService } from './site/settings/service.ts';
 import { createStore, type Store } from './store/db.ts';
 import { migrate } from './store/migrations/migrate.ts';
+import { makePrivateDir, PRIVATE_FILE_MODE } from './store/private-files.ts';
 
 export interface Services {
   customers: CustomersService;
@@ -43,8 +46,20 @@ export interface Composition {
   masterKey: Buffer;
   services: Services;
   buildIdentityApp(): Promise<FastifyInstance>;
-  /** The content site, bound to config.site.customerKey (or `overrides.customerKey`, or the only customer). */
+  /**
+   * The content site, bound to config.site.customerKey (or `overrides.customerKey`, or the customer
+   * it recorded, or the only customer). When it cannot tell, every route answers 503 with the reason.
+   */
   buildSiteApp(overrides?: SiteAppOverrides): Promise<FastifyInstance>;
+  /** Both faces count their requests here. */
+  metrics: MetricsRegistry;
+  /** The management interface: metrics of both faces, health, and readiness with reasons. */
+  buildManagementApp(opts?: { siteNotReady?: () => string | undefined }): Promise<FastifyInstance>;
+  /**
+   * @throws MasterKeyMismatch when the database's sealed secrets do not open under this node's
+   *   master key (a node started without the key of the node that created the database).
+   */
+  checkMasterKey(): Promise<void>;
   /** Periodic jobs the server starts after listening and stops before closing the store. */
   background: BackgroundTask[];
   close(): Promise<void>;
@@ -65,6 +80,9 @@ function intervalTask(intervalMs: number, run: () => void): BackgroundTask {
   };
 }
 
+/** The message says which key is missing and how to share it. */
+export class MasterKeyMismatch extends Error {}
+
 /** The master key from config (hex or base64 of 32 bytes), else <dataDir>/master.key, created once. */
 export function resolveMasterKey(config: Config): Buffer {
   const decode = (text: string): Buffer => {
@@ -75,10 +93,10 @@ export function resolveMasterKey(config: Config): Buffer {
   };
   if (config.masterKey) return decode(config.masterKey);
   const path = join(config.dataDir, 'master.key');
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  makePrivateDir(config.dataDir);
   try {
     // 'wx': two processes starting together must not each write a different key.
-    writeFileSync(path, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+    writeFileSync(path, randomBytes(32).toString('base64') + '\n', { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
@@ -111,6 +129,7 @@ export async function compose(
   const siteApiKeys = createSiteApiKeysService({ db, clock, users, changes });
   const siteSettings = createSiteSettingsService({ db, clock });
   const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings };
+  const metrics = createMetricsRegistry();
 
   const replayGuard = config.admin.replayGuard
     ? createReplayGuard({ clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs })
@@ -133,7 +152,23 @@ export async function compose(
     masterKey,
     services,
     background: replaySweep ? [apiTokenPurge, replaySweep] : [apiTokenPurge],
+    metrics,
+    async checkMasterKey() {
+      if (await customers.opensSealedKeys()) return;
+      const file = join(config.dataDir, 'master.key');
+      throw new MasterKeyMismatch(config.masterKey
+        ? 'the master key in LATCHKEY_MASTER_KEY does not open this database\'s secrets: set LATCHKEY_MASTER_KEY to the master key of the node that created the database'
+        : `the master key does not open this database's secrets: set LATCHKEY_MASTER_KEY (or copy master.key from the data directory of the node that created the database to ${file}) to that node's key`);
+    },
+    buildManagementApp: (opts = {}) => buildManagementApp({
+      logLevel: config.logLevel,
+      logStream: overrides.logStream,
+      metrics,
+      ping: store.ping,
+      siteNotReady: opts.siteNotReady,
+    }),
     buildIdentityApp: () => buildIdentityApp({
+      metrics,
       logLevel: config.logLevel,
       logStream: overrides.logStream,
       trustProxy: config.trustProxy,
@@ -150,6 +185,7 @@ export async function compose(
       apiKeys: siteApiKeys,
       settings: siteSettings,
       logStream: overrides.logStream,
+      metrics,
       // Site areas (API tokens, …) add their verifier and routes here.
       apiTokens: apiTokenVerifierFor(apiTokens),
       areas: [apiTokenArea({ db, tokens: apiTokens, users, mfa, siteUrl: config.siteUrl })],

@@ -60,6 +60,10 @@ export interface Config {
   host: string;
   identityPort: number;
   sitePort: number;
+  /** The management interface (metrics, health, readiness detail): loopback by default, never public. */
+  managementHost: string;
+  /** 0: an ephemeral port (tests). */
+  managementPort: number;
   publicUrl: string;
   siteUrl: string;
   smtpUrl: string | undefined;
@@ -139,6 +143,8 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     identityPort,
     sitePort,
+    managementHost: str('LATCHKEY_MANAGEMENT_HOST') ?? '127.0.0.1',
+    managementPort: int('LATCHKEY_MANAGEMENT_PORT', 9000, 0, 65535),
     publicUrl: (url('LATCHKEY_PUBLIC_URL') ?? `http://${localHost}:${identityPort}`).replace(/\/+$/, ''),
     siteUrl: (url('LATCHKEY_SITE_URL') ?? `http://${localHost}:${sitePort}`).replace(/\/+$/, ''),
     smtpUrl: str('LATCHKEY_SMTP_URL'),

@@ -1,17 +1,25 @@
 /**
- * Server entry: load config, open and migrate the store, create the first customer on an empty
- * database, serve both faces, and on SIGTERM/SIGINT drain in-flight requests before exiting.
+ * Server entry: load config, open and migrate the store, check the master key opens the database's
+ * secrets, create the first customer on an empty database, serve both faces and the management
+ * interface, and on SIGTERM/SIGINT drain in-flight requests before exiting.
  */
 import { compose } from './compose.ts';
 import { loadConfig } from './config.ts';
 import { Conflict } from './lib/errors.ts';
-import { SiteCustomerUnresolved } from './site/app.ts';
+import { siteNotReady } from './site/app.ts';
 
 const FIRST_CUSTOMER_EMAIL = 'admin@localhost';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const app = await compose(config);
+  // Before anything is served: a node with another master key would answer 500 on every signed request.
+  try {
+    await app.checkMasterKey();
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
 
   if ((await app.services.customers.list(1)).length === 0) {
     try {
@@ -32,18 +40,18 @@ async function main(): Promise<void> {
   }
 
   const identity = await app.buildIdentityApp();
-  // The admin API is how an operator fixes an unbound site, so an unbound site does not keep it down.
-  const site = await app.buildSiteApp().catch((error: unknown) => {
-    if (!(error instanceof SiteCustomerUnresolved)) throw error;
-    identity.log.error(`content site not started: ${error.message}`);
-    process.stderr.write(`latchkey: content site not started: ${error.message}\n`);
-    return undefined;
-  });
+  // A site that cannot tell which customer it serves still listens: every route answers 503 with
+  // the reason, and the admin API (how an operator fixes it) keeps running.
+  const site = await app.buildSiteApp();
+  const siteReason = siteNotReady(site);
+  if (siteReason !== undefined) process.stderr.write(`latchkey: content site not serving: ${siteReason}\n`);
+  const management = await app.buildManagementApp({ siteNotReady: () => siteNotReady(site) });
   try {
     await identity.listen({ host: config.host, port: config.identityPort });
-    await site?.listen({ host: config.host, port: config.sitePort });
+    await site.listen({ host: config.host, port: config.sitePort });
+    await management.listen({ host: config.managementHost, port: config.managementPort });
   } catch (error) {
-    await Promise.allSettled([identity.close(), site?.close()]);
+    await Promise.allSettled([identity.close(), site.close(), management.close()]);
     await app.close();
     throw error;
   }
@@ -65,7 +73,7 @@ async function main(): Promise<void> {
     deadline.unref();
     // close() stops accepting, answers new requests on open connections with 503, waits for the
     // in-flight ones, then resolves; only then is the database closed under them.
-    await Promise.allSettled([identity.close(), site?.close(), ...app.background.map((task) => task.stop())]);
+    await Promise.allSettled([identity.close(), site.close(), management.close(), ...app.background.map((task) => task.stop())]);
     await app.close();
     identity.log.info('stopped');
     process.exit(0);
@@ -75,6 +83,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // One line, no stack: a configuration mistake (the master key, bad settings) is the usual cause.
   process.stderr.write(`latchkey: ${(error as Error).message ?? error}\n`);
   process.exit(1);
 });

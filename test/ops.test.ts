@@ -1,6 +1,6 @@
 /**
  * Operability of the identity face: the OpenAPI document and docs page, health and readiness,
- * request ids, JSON logs without secrets, and Prometheus metrics.
+ * request ids, JSON logs without secrets, and Prometheus metrics on the management interface.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -107,7 +107,6 @@ test('every response carries x-request-id, echoing a sane incoming one', async (
     { method: 'GET', url: '/readyz' },
     { method: 'GET', url: '/api/openapi.json' },
     { method: 'GET', url: '/api/docs' },
-    { method: 'GET', url: '/metrics' },
     { method: 'GET', url: '/no/such/page' },
     { method: 'GET', url: '/api/admin/users/stats/count' },
     { method: 'GET', url: '/api/admin/users/stats/count', headers: admin.headers() },
@@ -183,8 +182,11 @@ function parseMetrics(text: string): Map<string, number> {
   return samples;
 }
 
-test('GET /metrics counts requests by route and status, with a latency histogram and process memory', async (t) => {
-  const { identity, admin, customer } = await start(t);
+test('the management interface counts both faces\' requests by face, route and status, with a latency histogram and process memory', async (t) => {
+  const { identity, admin, customer, composition } = await start(t);
+  const site = await composition.buildSiteApp({ customerKey: customer.customerKey });
+  const management = await composition.buildManagementApp({ siteNotReady: () => undefined });
+  t.after(async () => { await site.close(); await management.close(); });
   await identity.inject({ method: 'GET', url: '/healthz' });
   await identity.inject({ method: 'GET', url: '/healthz' });
   await identity.inject({ method: 'GET', url: '/no/such/page' });
@@ -196,22 +198,26 @@ test('GET /metrics counts requests by route and status, with a latency histogram
     payload: { customerKey: customer.customerKey, batchSize: 10, batchNo: 1 },
   });
   assert.equal(moas.statusCode, 200);
+  await site.inject({ method: 'GET', url: '/healthz' });
+  assert.equal((await site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts' })).statusCode, 401);
 
-  const response = await identity.inject({ method: 'GET', url: '/metrics' });
+  const response = await management.inject({ method: 'GET', url: '/metrics' });
   assert.equal(response.statusCode, 200);
   assert.equal(response.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
   const samples = parseMetrics(response.body);
-  const requests = (method: string, route: string, status: number) =>
-    samples.get(`latchkey_http_requests_total{method="${method}",route="${route}",status_code="${status}"}`);
-  assert.equal(requests('GET', '/healthz', 200), 2);
-  assert.equal(requests('GET', 'unmatched', 404), 2, 'unknown URLs share one label');
-  assert.equal(requests('GET', '/api/admin/users/stats/count', 200), 1);
-  assert.equal(requests('GET', '/api/admin/users/stats/count', 401), 1);
-  assert.equal(requests('POST', '/moas/api/admin/groups/getall', 200), 1);
+  const requests = (face: string, method: string, route: string, status: number) =>
+    samples.get(`latchkey_http_requests_total{face="${face}",method="${method}",route="${route}",status_code="${status}"}`);
+  assert.equal(requests('identity', 'GET', '/healthz', 200), 2);
+  assert.equal(requests('identity', 'GET', 'unmatched', 404), 2, 'unknown URLs share one label');
+  assert.equal(requests('identity', 'GET', '/api/admin/users/stats/count', 200), 1);
+  assert.equal(requests('identity', 'GET', '/api/admin/users/stats/count', 401), 1);
+  assert.equal(requests('identity', 'POST', '/moas/api/admin/groups/getall', 200), 1);
+  assert.equal(requests('site', 'GET', '/healthz', 200), 1);
+  assert.equal(requests('site', 'GET', '/cms-json/cms/v2/posts', 401), 1);
   assert.ok(![...samples.keys()].some((k) => k.includes('/no/such/page')), 'a caller-chosen URL became a label');
 
   const histogram = (suffix: string) => [...samples.entries()]
-    .filter(([k]) => k.startsWith(`latchkey_http_request_duration_seconds${suffix}{method="GET",route="/healthz"`));
+    .filter(([k]) => k.startsWith(`latchkey_http_request_duration_seconds${suffix}{face="identity",method="GET",route="/healthz"`));
   const buckets = histogram('_bucket');
   assert.deepEqual(buckets.map(([k]) => /le="([^"]+)"/.exec(k)![1]),
     ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
@@ -226,9 +232,53 @@ test('GET /metrics counts requests by route and status, with a latency histogram
   assert.ok((samples.get('nodejs_heap_used_bytes') ?? 0) > 0);
   assert.ok(Math.abs((samples.get('process_start_time_seconds') ?? 0) - (Date.now() / 1000 - process.uptime())) < 5);
 
-  // The scrape itself is counted, and /metrics is not in the OpenAPI document.
-  const again = parseMetrics((await identity.inject({ method: 'GET', url: '/metrics' })).body);
-  assert.equal(again.get('latchkey_http_requests_total{method="GET",route="/metrics",status_code="200"}'), 1);
+  // /metrics and the health routes are not in the OpenAPI document.
   const doc = (await identity.inject({ method: 'GET', url: '/api/openapi.json' })).json() as { paths: Record<string, unknown> };
   assert.ok(!('/metrics' in doc.paths) && !('/healthz' in doc.paths));
+});
+
+test('the public faces do not serve /metrics: a plain 404 in each face\'s error shape', async (t) => {
+  const { identity, customer, composition } = await start(t);
+  const site = await composition.buildSiteApp({ customerKey: customer.customerKey });
+  t.after(() => site.close());
+  const onIdentity = await identity.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(onIdentity.statusCode, 404);
+  assert.deepEqual(onIdentity.json(), { status: 'ERROR', code: '404', message: 'Route GET /metrics not found' });
+  const onSite = await site.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(onSite.statusCode, 404);
+  assert.deepEqual(onSite.json(), { status: 'error', error: 'NOT_FOUND', code: '404', error_description: 'No such route.' });
+});
+
+test('the management interface serves /healthz and /readyz with the reason of each check, and listens on 127.0.0.1 by default', async (t) => {
+  const { composition, closeStore } = await start(t, { env: { LATCHKEY_MANAGEMENT_PORT: '0' } });
+  const { config } = composition;
+  assert.equal(config.managementHost, '127.0.0.1');
+  assert.equal(loadConfig(testEnv()).managementPort, 9000, 'port 9000 unless configured');
+  let siteReason: string | undefined;
+  const management = await composition.buildManagementApp({ siteNotReady: () => siteReason });
+  t.after(() => management.close());
+  await management.listen({ host: config.managementHost, port: config.managementPort });
+  const address = management.server.address() as { address: string; port: number };
+  assert.equal(address.address, '127.0.0.1');
+  const base = `http://127.0.0.1:${address.port}`;
+
+  const health = await fetch(`${base}/healthz`);
+  assert.equal(health.status, 200);
+  assert.deepEqual(await health.json(), { status: 'ok' });
+  const ready = await fetch(`${base}/readyz`);
+  assert.equal(ready.status, 200);
+  assert.deepEqual(await ready.json(), { status: 'ok', checks: { database: 'ok', site: 'ok' } });
+  const metrics = await fetch(`${base}/metrics`);
+  assert.equal(metrics.status, 200);
+  assert.match(await metrics.text(), /^# HELP latchkey_http_requests_total /);
+
+  siteReason = 'several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves';
+  const unbound = await fetch(`${base}/readyz`);
+  assert.equal(unbound.status, 503);
+  assert.deepEqual(await unbound.json(), { status: 'unavailable', checks: { database: 'ok', site: siteReason } });
+  siteReason = undefined;
+  await closeStore();
+  const noDatabase = await fetch(`${base}/readyz`);
+  assert.equal(noDatabase.status, 503);
+  assert.deepEqual(await noDatabase.json(), { status: 'unavailable', checks: { database: 'unreachable', site: 'ok' } });
 });

@@ -1,7 +1,9 @@
 /**
- * GET /metrics in the Prometheus text format (version 0.0.4): requests by route and status code,
- * a latency histogram per route, and process memory. The hot path does a map lookup and a few
- * additions per request; the text is built only when scraped.
+ * Prometheus metrics (text format 0.0.4) for both faces in one registry: requests by face, route and
+ * status code, a latency histogram per route, and process memory. Each face instruments itself
+ * with `instrument`; the management interface (src/http/management.ts) serves `render()`, so the
+ * public ports never expose them. The hot path does a map lookup and a few additions per request;
+ * the text is built only when scraped.
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -9,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
 interface RouteSeries {
+  face: string;
   method: string;
   route: string;
   statuses: Map<number, number>;
@@ -23,70 +26,82 @@ const UNMATCHED = 'unmatched';
 
 const escapeLabel = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
-/**
- * Registers the counting hook on `app` (call it before routes are added, so every route inherits
- * it) and serves the text at `path`.
- */
-export function registerMetrics(app: FastifyInstance, opts: { path?: string; prefix?: string } = {}): void {
-  const path = opts.path ?? '/metrics';
-  const prefix = opts.prefix ?? 'latchkey';
+export interface MetricsRegistry {
+  /**
+   * Adds the counting hook to `app`, labelled `face` (call it before routes are added, so every
+   * route inherits it). Several apps may share a face label: their counts add up.
+   */
+  instrument(app: FastifyInstance, face: string): void;
+  /** The whole registry in the Prometheus text format. */
+  render(): string;
+}
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+export function createMetricsRegistry(prefix = 'latchkey'): MetricsRegistry {
   const series = new Map<string, RouteSeries>();
 
-  // Callback style: an async hook would cost a promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? UNMATCHED;
-    const key = `${request.method} ${route}`;
-    let entry = series.get(key);
-    if (!entry) {
-      entry = { method: request.method, route, statuses: new Map(), buckets: new Array(BUCKETS.length + 1).fill(0), sumSeconds: 0, count: 0 };
-      series.set(key, entry);
-    }
-    entry.statuses.set(reply.statusCode, (entry.statuses.get(reply.statusCode) ?? 0) + 1);
-    const seconds = reply.elapsedTime / 1000;
-    let slot = 0;
-    while (slot < BUCKETS.length && seconds > BUCKETS[slot]) slot++;
-    entry.buckets[slot]++;
-    entry.sumSeconds += seconds;
-    entry.count++;
-    done();
-  });
-
-  app.get(path, { schema: { hide: true } }, async (_request, reply) => {
-    const lines: string[] = [];
-    const requests = `${prefix}_http_requests_total`;
-    const duration = `${prefix}_http_request_duration_seconds`;
-
-    lines.push(`# HELP ${requests} HTTP requests answered, by method, route and status code.`, `# TYPE ${requests} counter`);
-    for (const entry of series.values()) {
-      const labels = `method="${escapeLabel(entry.method)}",route="${escapeLabel(entry.route)}"`;
-      for (const [status, count] of entry.statuses) lines.push(`${requests}{${labels},status_code="${status}"} ${count}`);
-    }
-
-    lines.push(`# HELP ${duration} Time from request received to response sent.`, `# TYPE ${duration} histogram`);
-    for (const entry of series.values()) {
-      const labels = `method="${escapeLabel(entry.method)}",route="${escapeLabel(entry.route)}"`;
-      let cumulative = 0;
-      BUCKETS.forEach((bound, i) => {
-        cumulative += entry.buckets[i];
-        lines.push(`${duration}_bucket{${labels},le="${bound}"} ${cumulative}`);
+  return {
+    instrument(app, face) {
+      // Callback style: an async hook would cost a promise per request.
+      app.addHook('onResponse', (request, reply, done) => {
+        const route = request.routeOptions.url ?? UNMATCHED;
+        const key = `${face} ${request.method} ${route}`;
+        let entry = series.get(key);
+        if (!entry) {
+          entry = { face, method: request.method, route, statuses: new Map(), buckets: new Array(BUCKETS.length + 1).fill(0), sumSeconds: 0, count: 0 };
+          series.set(key, entry);
+        }
+        entry.statuses.set(reply.statusCode, (entry.statuses.get(reply.statusCode) ?? 0) + 1);
+        const seconds = reply.elapsedTime / 1000;
+        let slot = 0;
+        while (slot < BUCKETS.length && seconds > BUCKETS[slot]) slot++;
+        entry.buckets[slot]++;
+        entry.sumSeconds += seconds;
+        entry.count++;
+        done();
       });
-      lines.push(`${duration}_bucket{${labels},le="+Inf"} ${entry.count}`);
-      lines.push(`${duration}_sum{${labels}} ${entry.sumSeconds}`);
-      lines.push(`${duration}_count{${labels}} ${entry.count}`);
-    }
+    },
 
-    const memory = process.memoryUsage();
-    lines.push(
-      '# HELP process_resident_memory_bytes Resident set size of the process.',
-      '# TYPE process_resident_memory_bytes gauge',
-      `process_resident_memory_bytes ${memory.rss}`,
-      '# HELP nodejs_heap_used_bytes V8 heap in use.',
-      '# TYPE nodejs_heap_used_bytes gauge',
-      `nodejs_heap_used_bytes ${memory.heapUsed}`,
-      '# HELP process_start_time_seconds Start time of the process since the Unix epoch.',
-      '# TYPE process_start_time_seconds gauge',
-      `process_start_time_seconds ${Math.round(Date.now() / 1000 - process.uptime())}`,
-    );
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(lines.join('\n') + '\n');
-  });
+    render() {
+      const lines: string[] = [];
+      const requests = `${prefix}_http_requests_total`;
+      const duration = `${prefix}_http_request_duration_seconds`;
+      const labelsOf = (entry: RouteSeries) =>
+        `face="${escapeLabel(entry.face)}",method="${escapeLabel(entry.method)}",route="${escapeLabel(entry.route)}"`;
+
+      lines.push(`# HELP ${requests} HTTP requests answered, by face, method, route and status code.`, `# TYPE ${requests} counter`);
+      for (const entry of series.values()) {
+        const labels = labelsOf(entry);
+        for (const [status, count] of entry.statuses) lines.push(`${requests}{${labels},status_code="${status}"} ${count}`);
+      }
+
+      lines.push(`# HELP ${duration} Time from request received to response sent.`, `# TYPE ${duration} histogram`);
+      for (const entry of series.values()) {
+        const labels = labelsOf(entry);
+        let cumulative = 0;
+        BUCKETS.forEach((bound, i) => {
+          cumulative += entry.buckets[i];
+          lines.push(`${duration}_bucket{${labels},le="${bound}"} ${cumulative}`);
+        });
+        lines.push(`${duration}_bucket{${labels},le="+Inf"} ${entry.count}`);
+        lines.push(`${duration}_sum{${labels}} ${entry.sumSeconds}`);
+        lines.push(`${duration}_count{${labels}} ${entry.count}`);
+      }
+
+      const memory = process.memoryUsage();
+      lines.push(
+        '# HELP process_resident_memory_bytes Resident set size of the process.',
+        '# TYPE process_resident_memory_bytes gauge',
+        `process_resident_memory_bytes ${memory.rss}`,
+        '# HELP nodejs_heap_used_bytes V8 heap in use.',
+        '# TYPE nodejs_heap_used_bytes gauge',
+        `nodejs_heap_used_bytes ${memory.heapUsed}`,
+        '# HELP process_start_time_seconds Start time of the process since the Unix epoch.',
+        '# TYPE process_start_time_seconds gauge',
+        `process_start_time_seconds ${Math.round(Date.now() / 1000 - process.uptime())}`,
+      );
+      return lines.join('\n') + '\n';
+    },
+  };
 }

@@ -1,10 +1,10 @@
-/** The identity face (port 8080): admin API under /api and /moas/api, OpenAPI docs, health, metrics. */
+/** The identity face (port 8080): admin API under /api and /moas/api, OpenAPI docs, health (metrics: src/http/management.ts). */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
-import { registerMetrics } from '../http/metrics.ts';
+import type { MetricsRegistry } from '../http/metrics.ts';
 import { adminApi, type AdminApiOptions } from './admin-api.ts';
 import { installAdminErrors, send, toWire } from './errors.ts';
 
@@ -15,6 +15,8 @@ export interface IdentityAppOptions extends AdminApiOptions {
   /** Where JSON log lines go (default stdout); tests read them. */
   logStream?: { write(line: string): void };
   trustProxy?: boolean | number | string;
+  /** Where the face counts its requests (the management interface serves them). */
+  metrics?: MetricsRegistry;
 }
 
 export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
@@ -25,7 +27,7 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
     frameworkErrors: (error, _request, reply) => { send(reply, toWire(error, 'standard')); },
   });
   // First, so the counting hook reaches every route registered after it.
-  registerMetrics(app);
+  opts.metrics?.instrument(app, 'identity');
   // Outside /api too (docs, health, unknown paths) errors wear the admin API's standard body.
   installAdminErrors(app);
 

@@ -10,14 +10,14 @@ import type { Kysely } from 'kysely';
 import type { Config, SiteConfig, SiteMethod } from '../config.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
-import { registerMetrics } from '../http/metrics.ts';
+import type { MetricsRegistry } from '../http/metrics.ts';
 import type { Customer } from '../identity/customers/types.ts';
 import type { User } from '../identity/users/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Database } from '../store/schema.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import type { SiteApiKeysService } from './api-keys/service.ts';
-import { frameworkError, installSiteErrors } from './errors.ts';
+import { frameworkError, installSiteErrors, send, siteError } from './errors.ts';
 import { postsRoutes } from './posts/routes.ts';
 import { createPostsService } from './posts/service.ts';
 import { createCapabilityResolver } from './protect/capabilities.ts';
@@ -63,7 +63,7 @@ export interface SiteAppOptions {
   ping: () => Promise<void>;
   /** HS256 derives its secret from it. */
   masterKey: Buffer;
-  customers: { findSiteCustomer(configuredKey: string | undefined): Promise<Customer | undefined>; list(limit?: number): Promise<Customer[]> };
+  customers: { findByKey(customerKey: string): Promise<Customer | undefined>; list(limit?: number): Promise<Customer[]> };
   users: {
     findById(customerId: number, userId: number): Promise<User | undefined>;
     findByLogin(customerId: number, login: string): Promise<User | undefined>;
@@ -81,6 +81,8 @@ export interface SiteAppOptions {
   /** Further route areas mounted in the protected scope. */
   areas?: SiteArea[];
   logStream?: { write(line: string): void };
+  /** Where the site counts its requests (the management interface serves them). */
+  metrics?: MetricsRegistry;
   /** fetch used to reach the third-party provider (tests). */
   providerFetch?: typeof fetch;
 }
@@ -102,17 +104,67 @@ export function toSiteUser(user: User): SiteUser {
 /** The site cannot tell which customer it serves; the message says what to configure. */
 export class SiteCustomerUnresolved extends Error {}
 
+/** Where the site records the customer it bound itself to (the site settings). */
+export interface SiteBinding {
+  boundCustomerKey(): Promise<string | undefined>;
+  bindCustomer(customerKey: string): Promise<string>;
+}
+
 /**
- * The customer the site serves: the configured key, else the only customer.
- * @throws SiteCustomerUnresolved when there is none or several.
+ * The customer the site serves: the configured key; else the one recorded when the site first
+ * started with a single customer; else the only customer, which is then recorded, so that a second
+ * customer created later does not change what the site serves.
+ * @throws SiteCustomerUnresolved when the configured or recorded key names no customer, or when
+ *   there is no customer or several and none is configured or recorded.
  */
-export async function resolveSiteCustomer(customers: SiteAppOptions['customers'], customerKey: string | undefined): Promise<Customer> {
-  const customer = await customers.findSiteCustomer(customerKey);
-  if (customer) return customer;
-  if (customerKey) throw new SiteCustomerUnresolved(`LATCHKEY_SITE_CUSTOMER_KEY=${customerKey} names no customer: create it or fix the key`);
+export async function resolveSiteCustomer(
+  customers: SiteAppOptions['customers'],
+  customerKey: string | undefined,
+  binding?: SiteBinding,
+): Promise<Customer> {
+  if (customerKey) {
+    const configured = await customers.findByKey(customerKey);
+    if (configured) return configured;
+    throw new SiteCustomerUnresolved(`LATCHKEY_SITE_CUSTOMER_KEY=${customerKey} names no customer: create it or fix the key`);
+  }
+  const recorded = await binding?.boundCustomerKey();
+  if (recorded) {
+    const bound = await customers.findByKey(recorded);
+    if (bound) return bound;
+    throw new SiteCustomerUnresolved(`the content site is bound to customer key ${recorded}, which names no customer: set LATCHKEY_SITE_CUSTOMER_KEY`);
+  }
   const existing = await customers.list(2);
   if (existing.length === 0) throw new SiteCustomerUnresolved('the content site needs a customer: create one with `latchkey customer create --email E`');
-  throw new SiteCustomerUnresolved('several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves');
+  if (existing.length > 1) throw new SiteCustomerUnresolved('several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves');
+  const only = existing[0];
+  if (!binding) return only;
+  // Two nodes starting together: the first recorded wins and both serve it.
+  const winner = await binding.bindCustomer(only.customerKey);
+  return winner === only.customerKey ? only : resolveSiteCustomer(customers, undefined, binding);
+}
+
+/** Sites started without a customer to serve, and why (management /readyz reads it). */
+const unavailableSites = new WeakMap<FastifyInstance, string>();
+
+/** Why `site` cannot serve (it answers 503 to every route but /healthz), or undefined when it can. */
+export function siteNotReady(site: FastifyInstance): string | undefined {
+  return unavailableSites.get(site);
+}
+
+/**
+ * A site that answers every route with 503 and the reason, in the site error shape: the port keeps
+ * answering (a load balancer sees it unready, a client reads why) while the operator fixes the
+ * binding, and the identity face keeps running.
+ */
+async function buildUnavailableSite(opts: SiteAppOptions, reason: string): Promise<FastifyInstance> {
+  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, frameworkErrors: frameworkError });
+  unavailableSites.set(app, reason);
+  opts.metrics?.instrument(app, 'site');
+  installSiteErrors(app);
+  app.log.error({ reason }, `content site not serving: ${reason}`);
+  await app.register(healthRoutes, { ping: opts.ping, notReady: () => reason });
+  app.setNotFoundHandler((_request, reply) => { send(reply, siteError(503, 'SERVICE_UNAVAILABLE', reason)); });
+  return app;
 }
 
 /** True when the provider settings name a way to check tokens. */
@@ -153,7 +205,13 @@ function siteOpenApi(siteUrl: string): FastifyDynamicSwaggerOptions {
 export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstance> {
   const { clock, db, users, apiKeys } = opts;
   const { config: site, fromCli } = await opts.settings.effective(opts.config.site);
-  const customer = await resolveSiteCustomer(opts.customers, opts.customerKey ?? site.customerKey);
+  let customer: Customer;
+  try {
+    customer = await resolveSiteCustomer(opts.customers, opts.customerKey ?? site.customerKey, opts.settings);
+  } catch (error) {
+    if (!(error instanceof SiteCustomerUnresolved)) throw error;
+    return buildUnavailableSite(opts, error.message);
+  }
   const customerId = customer.id;
   const siteUrl = opts.config.siteUrl;
 
@@ -198,7 +256,7 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
 
   const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, frameworkErrors: frameworkError });
   // First, so the counting hook reaches every route registered after it.
-  registerMetrics(app);
+  opts.metrics?.instrument(app, 'site');
   installSiteErrors(app);
   await app.register(swagger, siteOpenApi(siteUrl));
   if (providerWanted && !provider) app.log.info('site: the provider method is enabled but no provider is configured; provider tokens are refused');

@@ -31,7 +31,8 @@ export type SiteErrorName =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'TOO_MANY_REQUESTS'
-  | 'INTERNAL_SERVER_ERROR';
+  | 'INTERNAL_SERVER_ERROR'
+  | 'SERVICE_UNAVAILABLE';
 
 export const UNEXPECTED = 'An unexpected error occurred.';
 /** The API-token failure text (spec: "the provided API key is invalid"). */

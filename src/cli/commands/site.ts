@@ -14,7 +14,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function siteCustomerId(args: ParsedArgs, app: Composition): Promise<number> {
   const key = stringFlag(args, 'customer-key') ?? app.config.site.customerKey;
   try {
-    return (await resolveSiteCustomer(app.services.customers, key)).id;
+    return (await resolveSiteCustomer(app.services.customers, key, app.services.siteSettings)).id;
   } catch (error) {
     // Not an unexpected failure: say what to configure, as a domain error.
     if (error instanceof SiteCustomerUnresolved) throw new NotFound('customer', error.message);
@@ -92,7 +92,7 @@ export const siteConfigShow: Command = {
     const siteUrl = app.config.siteUrl;
     let customer: { customerId: number; customerKey: number } | null = null;
     try {
-      const found = await resolveSiteCustomer(app.services.customers, site.customerKey);
+      const found = await resolveSiteCustomer(app.services.customers, site.customerKey, app.services.siteSettings);
       customer = { customerId: found.id, customerKey: Number(found.customerKey) };
     } catch {
       customer = null;

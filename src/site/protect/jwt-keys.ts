@@ -5,11 +5,12 @@
  */
 import { createPrivateKey, createPublicKey, createSecretKey, generateKeyPair, hkdfSync, randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { calculateJwkThumbprint } from 'jose';
 import type { JWK } from 'jose';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../../store/private-files.ts';
 
 export type SiteJwtAlg = 'HS256' | 'RS256';
 
@@ -110,7 +111,7 @@ async function readOrCreateRsaKey(dataDir: string): Promise<string> {
   const existing = await readIfExists(path);
   if (existing !== undefined) return existing;
 
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  makePrivateDir(dataDir);
   const { privateKey } = await generateRsaKeyPair('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -119,7 +120,7 @@ async function readOrCreateRsaKey(dataDir: string): Promise<string> {
 
   // Written in full to a private temp file first, so no reader ever sees half a key.
   const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o600);
+  const handle = await open(temp, 'wx', PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(privateKey);
     await handle.sync();

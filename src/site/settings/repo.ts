@@ -12,6 +12,21 @@ export async function writeSetting(db: Executor, name: string, value: string, no
     .execute();
 }
 
-export async function deleteSettings(db: Executor): Promise<void> {
-  await db.deleteFrom('site_settings').execute();
+/** Writes the setting unless it exists; returns the stored value (this one, or the one there first). */
+export async function insertSettingIfAbsent(db: Executor, name: string, value: string, now: number): Promise<string> {
+  await db.insertInto('site_settings').values({ name, value, updated_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const row = await db.selectFrom('site_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+  return row.value;
+}
+
+export async function readSetting(db: Executor, name: string): Promise<string | undefined> {
+  const row = await db.selectFrom('site_settings').select('value').where('name', '=', name).executeTakeFirst();
+  return row?.value;
+}
+
+export async function deleteSettings(db: Executor, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  await db.deleteFrom('site_settings').where('name', 'in', [...names]).execute();
 }

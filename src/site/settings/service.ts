@@ -25,9 +25,22 @@ export interface SiteSettingsService {
   effective(base: SiteConfig): Promise<EffectiveSiteConfig>;
   /** @throws Invalid naming the first bad setting (nothing is written then). */
   set(changes: SiteSettingChanges): Promise<void>;
-  /** Forgets every CLI setting: the environment applies again. */
+  /** Forgets every CLI setting: the environment applies again (the customer binding stays). */
   reset(): Promise<void>;
+  /** The customer key the site bound itself to when it first found a single customer, if any. */
+  boundCustomerKey(): Promise<string | undefined>;
+  /**
+   * Records `customerKey` as the site's customer unless one is recorded already (another node may
+   * have been first); returns the recorded key.
+   */
+  bindCustomer(customerKey: string): Promise<string>;
 }
+
+/**
+ * Not a CLI setting: the customer the site served when it started with a single customer. Kept so
+ * that creating a second customer later does not leave the site unable to choose.
+ */
+const BOUND_CUSTOMER = 'boundCustomerKey';
 
 const HEADER = /^[A-Za-z0-9-]{1,64}$/;
 const NAME = /^[^\u0000-\u001f\u007f]{1,100}$/;
@@ -90,6 +103,20 @@ export function createSiteSettingsService(deps: { db: Kysely<Database>; clock: C
       });
     },
 
-    reset: () => repo.deleteSettings(db),
+    reset: () => repo.deleteSettings(db, SETTING_NAMES),
+
+    async boundCustomerKey() {
+      const raw = await repo.readSetting(db, BOUND_CUSTOMER);
+      try {
+        const value: unknown = raw === undefined ? undefined : JSON.parse(raw);
+        return typeof value === 'string' ? value : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+
+    async bindCustomer(customerKey) {
+      return JSON.parse(await repo.insertSettingIfAbsent(db, BOUND_CUSTOMER, JSON.stringify(customerKey), clock.now())) as string;
+    },
   };
 }
