@@ -14,7 +14,9 @@ import { test, type TestContext } from 'node:test';
 import { compose, type Composition } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
+import type { ChangeFeed } from '../src/store/changes.ts';
 import { createStore } from '../src/store/db.ts';
+import { createReadCache } from '../src/store/read-cache.ts';
 import { adminClient, testEnv } from './helpers/app.ts';
 import { describeEachStore, postgresSchema, postgresStore, postgresUrl, type StoreKind } from './helpers/stores.ts';
 
@@ -54,6 +56,42 @@ async function seenOnThisNode(kind: StoreKind, check: () => Promise<boolean>, wh
 }
 
 const PASSWORD = 'violet-otter-harbour-42';
+
+/** A feed that never sees a change (a silent cut looks like this), and a clock the test moves. */
+function silentFeed(): ChangeFeed {
+  return { mark: () => 0, unchangedSince: () => true };
+}
+
+test('a kept answer older than maxAgeMs is read again, even when the feed says nothing changed', async () => {
+  let now = 1_000;
+  let loads = 0;
+  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, maxAgeMs: 500, now: () => now });
+  const load = async () => `value ${++loads}`;
+  assert.equal(await cache.read('k', load), 'value 1');
+  now += 500;
+  // Synchronous while young: the kept value itself, no promise.
+  assert.equal(cache.read('k', load), 'value 1');
+  now += 1;
+  assert.equal(await cache.read('k', load), 'value 2');
+  assert.equal(loads, 2);
+  // The age counts from the read that loaded it, not from its last use.
+  now += 400;
+  assert.equal(cache.read('k', load), 'value 2');
+  now += 101;
+  assert.equal(await cache.read('k', load), 'value 3');
+});
+
+test('the age of a kept answer counts from before its read, and the default bound is one second', async () => {
+  let now = 0;
+  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, now: () => now });
+  let loads = 0;
+  // A read that takes 300 ms: the entry is as old as the moment the read began.
+  assert.equal(await cache.read('k', async () => { now += 300; return `value ${++loads}`; }), 'value 1');
+  now += 700;
+  assert.equal(cache.read('k', async () => `value ${++loads}`), 'value 1');
+  now += 1;
+  assert.equal(await cache.read('k', async () => `value ${++loads}`), 'value 2');
+});
 
 /** A new customer on `node` with one user of that username (first and last name as given). */
 async function customerWithUser(node: Composition, username: string, firstName: string, lastName: string) {

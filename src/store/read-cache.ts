@@ -1,8 +1,11 @@
 /**
  * Results of reads kept in memory and served only while the change feed says that none of the
  * tables they were read from has changed since: exact on SQLite, and on PostgreSQL up to the delay
- * of another node's change notification (see changes.ts). Absent results are never kept, so
- * unknown keys cannot fill it. Values are shared between requests: callers must not modify them.
+ * of another node's change notification (see changes.ts). A second bound does not trust the feed:
+ * an entry is read again once it is older than maxAgeMs (1 s), so a write made elsewhere (a user
+ * disabled, a key revoked) is seen within that time even while a lost feed is not yet noticed.
+ * Absent results are never kept, so unknown keys cannot fill it. Values are shared between
+ * requests: callers must not modify them.
  */
 import type { ChangeFeed, WatchedTable } from './changes.ts';
 
@@ -21,14 +24,24 @@ export interface ReadCacheOptions<V> {
   /** With maxWeight: the cost of keeping a value (characters, say); the oldest loads go first. */
   weigh?: (value: V) => number;
   maxWeight?: number;
+  /**
+   * The oldest an entry may be, counted from the start of its read, whatever the feed says
+   * (default DEFAULT_MAX_AGE_MS). Access taken away elsewhere is refused here within this time.
+   */
+  maxAgeMs?: number;
+  /** Milliseconds of a monotonic clock (tests move their own); default performance.now. */
+  now?: () => number;
 }
+
+/** Together with the time a reload takes, keeps every cached fact under the 2 s bound of issue 13. */
+export const DEFAULT_MAX_AGE_MS = 1000;
 
 /** `changes` undefined: nothing is kept (caching switched off). */
 export function createReadCache<V>(changes: ChangeFeed | undefined, options: ReadCacheOptions<V>): ReadCache<V> {
-  const { tables, maxEntries, weigh, maxWeight = Infinity } = options;
+  const { tables, maxEntries, weigh, maxWeight = Infinity, maxAgeMs = DEFAULT_MAX_AGE_MS, now = () => performance.now() } = options;
   // Map iteration order is insertion order: the oldest load goes first when full. (Not least
   // recently used: moving an entry on every hit cost more than the occasional reload of a hot one.)
-  const entries = new Map<string, { value: V; mark: number; weight: number }>();
+  const entries = new Map<string, { value: V; mark: number; weight: number; readAt: number }>();
   let totalWeight = 0;
 
   const drop = (key: string) => {
@@ -42,12 +55,13 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     if (!changes) return load();
     // Taken before reading: a change committed during the read makes the entry stale at once.
     const mark = changes.mark();
+    const readAt = now();
     const value = await load();
     if (value === undefined) return value;
     const weight = weigh ? weigh(value) : 0;
     if (weight > maxWeight) return value;
     drop(key);
-    entries.set(key, { value, mark, weight });
+    entries.set(key, { value, mark, weight, readAt });
     totalWeight += weight;
     while (entries.size > maxEntries || totalWeight > maxWeight) drop(entries.keys().next().value!);
     return value;
@@ -57,7 +71,7 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     read(key, load) {
       const entry = entries.get(key);
       if (entry) {
-        if (changes!.unchangedSince(entry.mark, tables)) return entry.value;
+        if (now() - entry.readAt <= maxAgeMs && changes!.unchangedSince(entry.mark, tables)) return entry.value;
         drop(key);
       }
       return loadAndKeep(key, load);

@@ -1,0 +1,287 @@
+/**
+ * Issue 13 item 1: a user disabled through one node is refused on every other node within 2 s,
+ * whatever happens to the PostgreSQL change feed. Node B's listening connection goes through a TCP
+ * proxy written here, which can stop forwarding without closing anything (a firewall or a network cut
+ * dropping an idle connection: no error, no end), while its pool connects directly. PostgreSQL only.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { describe, test, type TestContext } from 'node:test';
+import pg from 'pg';
+import { compose, type Composition } from '../../src/compose.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createTestClock } from '../../src/lib/clock.ts';
+import { createChangeLog } from '../../src/store/changes.ts';
+import { createStore, type Store } from '../../src/store/db.ts';
+import { listenForChanges } from '../../src/store/postgres-changes.ts';
+import { adminClient, testEnv } from '../helpers/app.ts';
+import { postgresSchema, postgresStore, postgresUrl } from '../helpers/stores.ts';
+
+/** The issue's bound: from the disabling write's commit to the refusal on another node. */
+const BOUND_MS = 2000;
+const PASSWORD = 'violet-otter-harbour-42';
+
+interface CutProxy {
+  /** The database URL with host and port replaced by the proxy's. */
+  url: string;
+  /** Stops forwarding in both directions on every connection open now or opened until resume(); closes nothing. */
+  cut(): void;
+  /** New connections forward again (those cut stay cut, as after a real network cut). */
+  resume(): void;
+  /** Connections accepted so far. */
+  accepted(): number;
+  /** Local ports, towards PostgreSQL, of the connections that still forward (pg_stat_activity.client_port). */
+  livePorts(): number[];
+  close(): Promise<void>;
+}
+
+async function startProxy(databaseUrl: string): Promise<CutProxy> {
+  const target = new URL(databaseUrl);
+  const targetPort = Number(target.port || 5432);
+  const targetHost = target.hostname || '127.0.0.1';
+  let cutting = false;
+  let accepted = 0;
+  const connections = new Set<{ client: net.Socket; upstream: net.Socket; dead: boolean }>();
+  const server = net.createServer((client) => {
+    accepted++;
+    const upstream = net.connect(targetPort, targetHost);
+    const connection = { client, upstream, dead: cutting };
+    connections.add(connection);
+    const forward = (from: net.Socket, to: net.Socket) => {
+      from.on('data', (chunk) => { if (!connection.dead) to.write(chunk); });
+      // A cut connection hears nothing of the other side's close either.
+      from.on('close', () => { if (!connection.dead) to.destroy(); });
+      from.on('error', () => {});
+    };
+    forward(client, upstream);
+    forward(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    cut() {
+      cutting = true;
+      for (const connection of connections) connection.dead = true;
+    },
+    resume() { cutting = false; },
+    accepted: () => accepted,
+    livePorts: () => [...connections].filter((c) => !c.dead && !c.upstream.destroyed).map((c) => c.upstream.localPort!),
+    async close() {
+      for (const { client, upstream } of connections) { client.destroy(); upstream.destroy(); }
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Polls `check` until it holds; fails after `withinMs` with `what`. */
+async function within(withinMs: number, what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    if (await check()) return;
+    if (performance.now() > deadline) assert.fail(`not within ${withinMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** True when a fresh mark counts as unchanged: the feed is trusted, caches are served. */
+const trusted = (store: { changes: { mark(): number; unchangedSince(mark: number, tables: readonly ['users']): boolean } }) =>
+  store.changes.unchangedSince(store.changes.mark(), ['users']);
+
+interface Nodes {
+  a: Composition;
+  b: Composition;
+  storeB: Store;
+  proxy: CutProxy;
+  customerId: number;
+  username: string;
+  /** Node B's answers to the user's JWT, API key and API token, as status codes. */
+  statuses(): Promise<{ jwt: number; apiKey: number; apiToken: number }>;
+  /** Node B's whole answers, for the final comparison. */
+  answers(): Promise<{ jwt: unknown; apiKey: unknown; apiToken: unknown }>;
+  /** A new JWT from node B's token endpoint (disabling a user revokes their JWTs for good). */
+  login(): Promise<void>;
+}
+
+/** Node A on the shared schema, node B on the same schema with its listener behind a proxy; a user with three credentials, warm on B. */
+async function twoNodes(t: TestContext): Promise<Nodes> {
+  const proxy = await startProxy(postgresUrl!);
+  t.after(() => proxy.close());
+  const config = loadConfig(testEnv());
+  const clock = createTestClock(Date.now());
+  const shared = await postgresStore();
+  const storeB = await createStore(postgresUrl!, { schema: await postgresSchema(), poolSize: 2, listenerUrl: proxy.url });
+  t.after(() => storeB.close());
+  const a = await compose(config, { clock, store: shared });
+  const b = await compose(config, { clock, store: storeB });
+  await within(10_000, "node B's feed trusted at start", () => trusted(storeB));
+
+  const customer = await a.services.customers.create({ email: `feed-${randomBytes(4).toString('hex')}@example.test` });
+  const customerId = customer.customerId;
+  const username = `feed${randomBytes(3).toString('hex')}`;
+  const user = await a.services.users.create(customerId, {
+    username, email: `${username}@example.test`, firstName: 'Feed', lastName: 'Liveness', password: PASSWORD, customAttributes: {},
+  });
+  const site = await b.buildSiteApp({ customerKey: customer.customerKey });
+  t.after(() => site.close());
+  let jwt = '';
+  const login = async () => {
+    const res = await site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username, password: PASSWORD } });
+    assert.equal(res.statusCode, 200, res.body);
+    jwt = res.json().jwt_token as string;
+  };
+  await login();
+  const apiKey = (await a.services.siteApiKeys.create(customerId, { login: username })).apiKey;
+  const apiToken = (await a.services.apiTokens.create(customerId, { userId: user.id, name: 'feed', type: 'bearer', expiresInDays: 30 })).secret;
+
+  const requests = () => Promise.all([
+    site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts?per_page=1', headers: { authorization: `Bearer ${jwt}` } }),
+    site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts?per_page=1', headers: { authorization: `Bearer ${apiKey}` } }),
+    site.inject({ method: 'GET', url: '/rest/api/2/myself', headers: { authorization: `Bearer ${apiToken}` } }),
+  ]);
+  const nodes: Nodes = {
+    a, b, storeB, proxy, customerId, username, login,
+    async statuses() {
+      const [j, k, tk] = await requests();
+      return { jwt: j.statusCode, apiKey: k.statusCode, apiToken: tk.statusCode };
+    },
+    async answers() {
+      const [j, k, tk] = await requests();
+      return { jwt: [j.statusCode, j.json()], apiKey: [k.statusCode, k.json()], apiToken: [tk.statusCode, tk.json()] };
+    },
+  };
+  // Warm: each credential accepted on B, the second time from B's memory.
+  for (let i = 0; i < 2; i++) assert.deepEqual(await nodes.statuses(), ACCEPTED);
+  return nodes;
+}
+
+const ACCEPTED = { jwt: 200, apiKey: 200, apiToken: 200 };
+// The spec's answers: a revoked JWT is 400 INVALID_TOKEN; an API key or API token of an inactive user, 401.
+const REFUSED = { jwt: 400, apiKey: 401, apiToken: 401 };
+const REFUSED_ANSWERS = {
+  jwt: [400, { status: 'error', error: 'INVALID_TOKEN', code: '400', error_description: 'JWT has been revoked.' }],
+  apiKey: [401, { status: 'error', error: 'INVALID_API_KEY', code: '401', error_description: 'API key is invalid or expired.' }],
+  apiToken: [401, { error: { status: 'ERROR', message: 'The provided API key is invalid.' } }],
+};
+
+/** Disables the user through node A, then asserts node B refuses all three credentials within the bound. */
+async function disableOnARefusedOnB(nodes: Nodes): Promise<void> {
+  await nodes.a.services.users.setDisabled(nodes.customerId, nodes.username, true);
+  let last: unknown;
+  await within(BOUND_MS, 'node B refuses the JWT, API key and API token of a user disabled on node A', async () => {
+    last = await nodes.statuses();
+    return JSON.stringify(last) === JSON.stringify(REFUSED);
+  }).catch((error) => { throw new Error(`${(error as Error).message}; last answers ${JSON.stringify(last)}`); });
+  assert.deepEqual(await nodes.answers(), REFUSED_ANSWERS);
+}
+
+/** The backend of node B's listener: the one PostgreSQL connection that goes through the proxy. */
+async function listenerPid(proxy: CutProxy, schema: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ pid: number }>(
+      'select pid from pg_stat_activity where application_name = $1 and client_port = any($2::int[])',
+      [`latchkey-changes ${schema}`, proxy.livePorts()],
+    );
+    assert.equal(rows.length, 1, "node B's listener found in pg_stat_activity");
+    return rows[0].pid;
+  } finally {
+    await admin.end();
+  }
+}
+
+async function terminate(pid: number): Promise<void> {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  try { await admin.query('select pg_terminate_backend($1)', [pid]); } finally { await admin.end(); }
+}
+
+if (!postgresUrl) {
+  if (process.env.CI === 'true') test('feed liveness [postgres]', () => { throw new Error('CI must run the PostgreSQL suite: set LATCHKEY_TEST_POSTGRES_URL'); });
+  else describe('feed liveness [postgres]', { skip: 'LATCHKEY_TEST_POSTGRES_URL is not set' }, () => {});
+} else {
+  // Opened at file level, so its closing hook belongs to the file.
+  postgresStore().catch(() => {});
+
+  describe('feed liveness [postgres]', () => {
+    test("the listener's backend terminated: a user disabled on node A is refused on node B within 2 s", async (t) => {
+      const nodes = await twoNodes(t);
+      await terminate(await listenerPid(nodes.proxy, await postgresSchema()));
+      await disableOnARefusedOnB(nodes);
+    });
+
+    test('a silent cut of the listener: a user disabled on node A is refused on node B within 2 s, and B recovers', async (t) => {
+      const nodes = await twoNodes(t);
+      const { a, storeB, proxy, customerId, username } = nodes;
+      proxy.cut();
+      await disableOnARefusedOnB(nodes);
+
+      // B notices the silent cut (no heartbeat heard) and stops trusting its caches.
+      await within(10_000, "node B's feed untrusted after the cut", () => !trusted(storeB));
+      proxy.resume();
+      await within(15_000, "node B's feed trusted again after the proxy forwards again", () => trusted(storeB));
+      assert.ok(proxy.accepted() > 1, 'the listener reconnected');
+
+      // Caches are used again, and still correct: enabled again on A, accepted on B (with a new
+      // JWT: disabling revoked the old one for good)...
+      await a.services.users.setDisabled(customerId, username, false);
+      const again = { ...REFUSED, apiKey: 200, apiToken: 200 };
+      await within(BOUND_MS, 'node B accepts the user enabled again on node A', async () => JSON.stringify(await nodes.statuses()) === JSON.stringify(again));
+      await nodes.login();
+      for (let i = 0; i < 2; i++) assert.deepEqual(await nodes.statuses(), ACCEPTED);
+      // ...and A's next write reaches B through the feed again.
+      const mark = storeB.changes.mark();
+      await a.services.users.update(customerId, { username, firstName: 'Renamed', customAttributes: {} });
+      await within(BOUND_MS, "node A's write notified to node B", () => !storeB.changes.unchangedSince(mark, ['users']));
+      await disableOnARefusedOnB(nodes);
+    });
+
+    test("a customer's API key rotated on node A is refused on node B within 2 s", async (t) => {
+      const nodes = await twoNodes(t);
+      const { a, b } = nodes;
+      const customer = await a.services.customers.create({ email: `rotate-${randomBytes(4).toString('hex')}@example.test` });
+      const identity = await b.buildIdentityApp();
+      t.after(() => identity.close());
+      const clock = b.clock as ReturnType<typeof createTestClock>;
+      const list = (apiKey: string) => adminClient(identity, { ...customer, apiKey }, clock)
+        .post('/admin/users/getall', { customerKey: customer.customerKey, batchSize: 1, batchNo: 1 });
+      // Warm: B keeps the customer and its key.
+      for (let i = 0; i < 2; i++) assert.equal((await list(customer.apiKey)).statusCode, 200);
+
+      const rotated = await a.services.customers.rotateApiKey(customer.customerKey);
+      await within(BOUND_MS, 'node B refuses the API key rotated away on node A', async () => (await list(customer.apiKey)).statusCode === 401);
+      assert.equal((await list(rotated)).statusCode, 200);
+    });
+
+    test('the listener alone: untrusted once heartbeats stop, reconnects, and flushes before trusting again', async (t) => {
+      const proxy = await startProxy(postgresUrl!);
+      t.after(() => proxy.close());
+      const log = createChangeLog();
+      const listener = await listenForChanges({
+        connectionString: proxy.url,
+        options: `-c search_path=${await postgresSchema()}`,
+      }, log, { heartbeatMs: 50, deadAfterMs: 300, reconnectMs: 50 });
+      t.after(() => listener.close());
+      await within(5000, 'trusted at start', () => log.unchangedSince(log.mark(), ['users']));
+      const before = log.mark();
+      assert.equal(log.unchangedSince(before, ['users']), true);
+
+      proxy.cut();
+      await within(5000, 'untrusted once no heartbeat is heard', () => !log.unchangedSince(log.mark(), ['users']));
+      proxy.resume();
+      await within(5000, 'trusted again after reconnecting', () => log.unchangedSince(log.mark(), ['users']));
+      // Whatever was kept before the loss counts as changed.
+      assert.equal(log.unchangedSince(before, ['users']), false);
+      assert.ok(proxy.accepted() > 1);
+
+      // Closing does not wait on a connection that never answers.
+      proxy.cut();
+      await listener.close();
+      assert.equal(log.unchangedSince(log.mark(), ['users']), false);
+    });
+  });
+}
