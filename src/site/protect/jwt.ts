@@ -114,10 +114,17 @@ export function createJwtVerifier({ keys, issuer, audience, clock, leewaySeconds
 
   return {
     async verify(token) {
-      const header = checkShape(token);
+      const { header, signed } = checkShape(token);
       // RFC 8725 §3.1: the algorithm comes from configuration. Trusting the header would let `none`,
       // or HS256 keyed with our public RSA key, pass as a valid signature.
       if (header.alg !== keys.alg) throw invalidSignature('JWT algorithm is not allowed.');
+      // An unsecured JWT (empty signature) is well formed but unsigned: the signature row, not SEGMENT_FAULT.
+      if (!signed) throw invalidSignature('JWT signature is invalid.');
+      // A kid names the key that signed: one we do not publish is not ours, whatever the signature.
+      // Tokens without a kid are checked against our one key.
+      if (keys.kid !== undefined && 'kid' in header && header.kid !== keys.kid) {
+        throw invalidSignature('JWT key id is not in the key set.');
+      }
 
       const nowMs = clock.now();
       const nowSeconds = Math.floor(nowMs / 1000);
@@ -142,19 +149,24 @@ export function createJwtVerifier({ keys, issuer, audience, clock, leewaySeconds
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The token's header when it is three base64url segments whose first two are JSON objects. */
-function checkShape(token: unknown): Record<string, unknown> {
+/**
+ * The token's header when it is three base64url segments whose first two are JSON objects, and
+ * whether it is signed: an empty third segment is RFC 7519's unsecured JWT, refused later with
+ * INVALID_SIGNATURE (the spec's row for it) rather than SEGMENT_FAULT.
+ */
+function checkShape(token: unknown): { header: Record<string, unknown>; signed: boolean } {
   // Length first: nothing below should run on a megabyte of attacker input.
   if (typeof token !== 'string' || token.length > MAX_JWT_LENGTH) throw segmentFault();
   const segments = token.split('.');
   if (segments.length !== 3) throw segmentFault();
-  for (const segment of segments) {
+  const signed = segments[2] !== '';
+  for (const segment of signed ? segments : segments.slice(0, 2)) {
     // A length of 4n+1 cannot be base64: Buffer would silently drop the stray character.
     if (!BASE64URL.test(segment) || segment.length % 4 === 1) throw segmentFault();
   }
   const header = decodeJsonObject(segments[0]);
   decodeJsonObject(segments[1]);
-  return header;
+  return { header, signed };
 }
 
 function decodeJsonObject(segment: string): Record<string, unknown> {

@@ -96,16 +96,23 @@ for (const keys of [hsKeys, rsKeys]) {
     await rejectsWith(verifier.verify(`${header}.${payload}.${signature.slice(0, -4)}`), 'INVALID_SIGNATURE', 'JWT signature is invalid.');
   });
 
-  test(`${keys.alg}: alg none is refused`, async () => {
+  test(`${keys.alg}: alg none and other unsigned forms are INVALID_SIGNATURE (issue 13 item 5)`, async () => {
     const { issuer, verifier } = setup(keys);
     const real = (await issuer.issue(SUBJECT)).token.split('.');
-    const none = b64({ alg: 'none', typ: 'JWT' });
-    // The canonical unsecured JWT has an empty signature segment: the shape check catches it first.
-    await rejectsWith(verifier.verify(`${none}.${real[1]}.`), 'SEGMENT_FAULT', 'JWT format is incorrect.');
-    // With a signature present it reaches the algorithm check.
-    await rejectsWith(verifier.verify(`${none}.${real[1]}.${real[2]}`), 'INVALID_SIGNATURE', 'JWT algorithm is not allowed.');
-    await rejectsWith(verifier.verify(`${b64({ alg: 'None' })}.${real[1]}.${real[2]}`), 'INVALID_SIGNATURE');
+    // The canonical unsecured JWT (RFC 7519 §6.1): header, payload and an empty signature segment.
+    for (const alg of ['none', 'None', 'NONE', 'nOnE']) {
+      const none = b64({ alg, typ: 'JWT' });
+      await rejectsWith(verifier.verify(`${none}.${real[1]}.`), 'INVALID_SIGNATURE', 'JWT algorithm is not allowed.');
+      await rejectsWith(verifier.verify(`${none}.${real[1]}.${real[2]}`), 'INVALID_SIGNATURE', 'JWT algorithm is not allowed.');
+    }
+    // Our own algorithm with the signature left out, and a header naming no algorithm.
+    await rejectsWith(verifier.verify(`${real[0]}.${real[1]}.`), 'INVALID_SIGNATURE', 'JWT signature is invalid.');
+    await rejectsWith(verifier.verify(`${b64({ typ: 'JWT' })}.${real[1]}.`), 'INVALID_SIGNATURE', 'JWT algorithm is not allowed.');
     await rejectsWith(verifier.verify(`${b64({ typ: 'JWT' })}.${real[1]}.${real[2]}`), 'INVALID_SIGNATURE');
+    // Not three base64url segments of JSON: still a malformed JWT.
+    await rejectsWith(verifier.verify(`${b64({ alg: 'none' })}.${real[1]}`), 'SEGMENT_FAULT', 'JWT format is incorrect.');
+    await rejectsWith(verifier.verify(`${b64({ alg: 'none' })}..`), 'SEGMENT_FAULT', 'JWT format is incorrect.');
+    await rejectsWith(verifier.verify(`${b64('not json')}.${real[1]}.`), 'SEGMENT_FAULT', 'JWT format is incorrect.');
   });
 
   test(`${keys.alg}: expired beyond the leeway is INVALID_TOKEN, within it is accepted`, async () => {
@@ -186,7 +193,6 @@ for (const keys of [hsKeys, rsKeys]) {
       `${h}.${p}.${s}.${s}`,
       `${h}..${s}`,
       `.${p}.${s}`,
-      `${h}.${p}.`,
       '..',
       `${h}.${p}.${s}=`,
       `${h}=.${p}.${s}`,
@@ -218,7 +224,9 @@ for (const keys of [hsKeys, rsKeys]) {
       ? await loadSiteJwtKeys({ alg: 'HS256', masterKey: randomBytes(32), dataDir: freshDir() })
       : await loadSiteJwtKeys({ alg: 'RS256', masterKey, dataDir: freshDir(), privateKeyPem: rsaPem(2048) });
     const token = (await setup(other).issuer.issue(SUBJECT)).token;
-    await rejectsWith(setup(keys).verifier.verify(token), 'INVALID_SIGNATURE', 'JWT signature is invalid.');
+    // Another RSA key has another kid: refused by its kid before the signature is checked.
+    await rejectsWith(setup(keys).verifier.verify(token), 'INVALID_SIGNATURE',
+      keys.alg === 'RS256' ? 'JWT key id is not in the key set.' : 'JWT signature is invalid.');
   });
 
   test(`${keys.alg}: random input never throws anything but the three site errors`, async () => {
@@ -343,6 +351,18 @@ test('RS256: HS256 keyed with the public key PEM, or another RSA algorithm, is I
   await rejectsWith(verifier.verify(rs512), 'INVALID_SIGNATURE', 'JWT algorithm is not allowed.');
   const ps256 = await new SignJWT(validPayload()).setProtectedHeader({ alg: 'PS256' }).sign(rsKeys.signingKey);
   await rejectsWith(verifier.verify(ps256), 'INVALID_SIGNATURE');
+});
+
+test('RS256: a kid that is not in the key set is INVALID_SIGNATURE, even with the right signature (issue 13 item 5)', async () => {
+  const { verifier } = setup(rsKeys);
+  const sign = (header: Record<string, unknown>) => new SignJWT(validPayload()).setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...header }).sign(rsKeys.signingKey);
+  for (const kid of ['another-key', `${rsKeys.kid}x`, '', rsKeys.kid.toUpperCase()]) {
+    await rejectsWith(verifier.verify(await sign({ kid })), 'INVALID_SIGNATURE', 'JWT key id is not in the key set.');
+  }
+  for (const kid of [42, null, [rsKeys.kid], { kid: rsKeys.kid }]) {
+    await rejectsWith(verifier.verify(await sign({ kid })), 'INVALID_SIGNATURE', 'JWT key id is not in the key set.');
+  }
+  assert.equal((await verifier.verify(await sign({ kid: rsKeys.kid }))).sub, '42', 'the published kid passes');
 });
 
 test('HS256: an RS256 token is INVALID_SIGNATURE', async () => {
