@@ -356,7 +356,7 @@ test('RS256: HS256 keyed with the public key PEM, or another RSA algorithm, is I
 test('RS256: a kid that is not in the key set is INVALID_SIGNATURE, even with the right signature (issue 13 item 5)', async () => {
   const { verifier } = setup(rsKeys);
   const sign = (header: Record<string, unknown>) => new SignJWT(validPayload()).setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...header }).sign(rsKeys.signingKey);
-  for (const kid of ['another-key', `${rsKeys.kid}x`, '', rsKeys.kid.toUpperCase()]) {
+  for (const kid of ['another-key', `${rsKeys.kid}x`, '', rsKeys.kid!.toUpperCase()]) {
     await rejectsWith(verifier.verify(await sign({ kid })), 'INVALID_SIGNATURE', 'JWT key id is not in the key set.');
   }
   for (const kid of [42, null, [rsKeys.kid], { kid: rsKeys.kid }]) {
