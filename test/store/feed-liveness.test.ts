@@ -98,6 +98,10 @@ interface Nodes {
   proxy: CutProxy;
   customerId: number;
   username: string;
+  apiKeyId: number;
+  apiTokenId: number;
+  /** Node B's answer to the user's API key asking for drafts: only editors may (200, else 403). */
+  drafts(): Promise<number>;
   /** Node B's answers to the user's JWT, API key and API token, as status codes. */
   statuses(): Promise<{ jwt: number; apiKey: number; apiToken: number }>;
   /** Node B's whole answers, for the final comparison. */
@@ -134,8 +138,10 @@ async function twoNodes(t: TestContext): Promise<Nodes> {
     jwt = res.json().jwt_token as string;
   };
   await login();
-  const apiKey = (await a.services.siteApiKeys.create(customerId, { login: username })).apiKey;
-  const apiToken = (await a.services.apiTokens.create(customerId, { userId: user.id, name: 'feed', type: 'bearer', expiresInDays: 30 })).secret;
+  const createdKey = await a.services.siteApiKeys.create(customerId, { login: username });
+  const apiKey = createdKey.apiKey;
+  const createdToken = await a.services.apiTokens.create(customerId, { userId: user.id, name: 'feed', type: 'bearer', expiresInDays: 30 });
+  const apiToken = createdToken.secret;
 
   const requests = () => Promise.all([
     site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts?per_page=1', headers: { authorization: `Bearer ${jwt}` } }),
@@ -144,6 +150,11 @@ async function twoNodes(t: TestContext): Promise<Nodes> {
   ]);
   const nodes: Nodes = {
     a, b, storeB, proxy, customerId, username, login,
+    apiKeyId: createdKey.id,
+    apiTokenId: createdToken.id,
+    async drafts() {
+      return (await site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts?status=draft&per_page=1', headers: { authorization: `Bearer ${apiKey}` } })).statusCode;
+    },
     async statuses() {
       const [j, k, tk] = await requests();
       return { jwt: j.statusCode, apiKey: k.statusCode, apiToken: tk.statusCode };
@@ -238,6 +249,32 @@ if (!postgresUrl) {
       await a.services.users.update(customerId, { username, firstName: 'Renamed', customAttributes: {} });
       await within(BOUND_MS, "node A's write notified to node B", () => !storeB.changes.unchangedSince(mark, ['users']));
       await disableOnARefusedOnB(nodes);
+    });
+
+    test('a silent cut of the listener: a password change, a key and a token revoked, and a group left on node A are seen on node B within 2 s', async (t) => {
+      const nodes = await twoNodes(t);
+      const { a, proxy, customerId, username } = nodes;
+      await a.services.groups.upsert(customerId, [{ name: 'editors', isDefault: false, attributes: {} }]);
+      const email = `${username}@example.test`;
+      await a.services.groups.updateMembers(customerId, 'editors', [{ primaryEmail: email, remove: false }]);
+      await within(BOUND_MS, 'node B lets an editor read drafts', async () => (await nodes.drafts()) === 200);
+      proxy.cut();
+
+      const seen = async (what: string, drafts: number, expected: Record<string, number>) => {
+        let last: unknown;
+        await within(BOUND_MS, `node B sees it: ${what}`, async () => {
+          last = { drafts: await nodes.drafts(), ...(await nodes.statuses()) };
+          return JSON.stringify(last) === JSON.stringify({ drafts, ...expected });
+        }).catch((error) => { throw new Error(`${(error as Error).message}; last answers ${JSON.stringify(last)}`); });
+      };
+      await a.services.groups.updateMembers(customerId, 'editors', [{ primaryEmail: email, remove: true }]);
+      await seen('left the editors group', 403, ACCEPTED);
+      await a.services.users.changePassword(customerId, username, PASSWORD, `${PASSWORD}-changed`);
+      await seen('password changed: the JWT is revoked', 403, { ...ACCEPTED, jwt: 400 });
+      await a.services.apiTokens.revoke(customerId, nodes.apiTokenId);
+      await seen('API token revoked', 403, { jwt: 400, apiKey: 200, apiToken: 401 });
+      await a.services.siteApiKeys.revoke(customerId, nodes.apiKeyId);
+      await seen('API key revoked', 401, REFUSED);
     });
 
     test("a customer's API key rotated on node A is refused on node B within 2 s", async (t) => {
