@@ -11,7 +11,10 @@
  * - PostgreSQL: triggers (migration 0008) send `NOTIFY latchkey_changes, '<schema>.<table>'` with
  *   every committed write, whoever made it; a dedicated connection listens. Another node's write is
  *   seen once its notification arrives (normally well under a millisecond after the commit; the
- *   README states this window). While that connection is down nothing counts as unchanged.
+ *   README states this window). While that connection is down nothing counts as unchanged; a
+ *   connection that died silently is noticed by its missing heartbeat (postgres-changes.ts).
+ * Whatever the feed says, the read cache reloads entries older than 1 s (read-cache.ts): a change
+ * made elsewhere is seen within that bound even before a lost feed is noticed.
  */
 
 /** The tables whose reads may be cached: each has the notify trigger of migration 0008 on PostgreSQL. */

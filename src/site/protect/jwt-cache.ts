@@ -1,7 +1,10 @@
 /**
  * Remembers the site JWTs that passed verification, so a client sending the same token again costs
  * a map lookup instead of a signature check. Only the time-dependent claim (`exp`) can change its
- * verdict, and it is checked on every hit; the user's state is still checked per request by the plugin.
+ * verdict, and it is checked on every hit. What can take a JWT's access away (the user disabled or
+ * deleted, a password change bumping the credentials version) is not kept here: the plugin checks the
+ * user as they are now on every request, through the site's user lookup (a read cache bounded by the
+ * change feed and a 1 s maximum age, see store/read-cache.ts).
  */
 import { hash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
