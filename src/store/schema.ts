@@ -116,6 +116,9 @@ export interface Database {
   site_settings: SiteSettingsTable;
   api_tokens: ApiTokensTable;
   api_token_quotas: ApiTokenQuotasTable;
+  applications: ApplicationsTable;
+  login_policies: LoginPoliciesTable;
+  oauth_clients: OauthClientsTable;
 }
 
 /** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
@@ -183,4 +186,48 @@ export interface SiteSettingsTable {
   /** JSON. */
   value: string;
   updated_at: number;
+}
+
+/** Applications users sign in to with a magic link; URLs are JSON text arrays. */
+export interface ApplicationsTable {
+  id: Generated<number>;
+  customer_id: number;
+  uuid: string;
+  name: string;
+  /** 'JWT' | 'OAUTH' | 'SAML' */
+  type: string;
+  return_urls: string;
+  redirect_uris: string;
+  login_urls: string;
+  /** OAUTH only: the client secret is derived from the master key and this salt, never stored. */
+  client_secret_salt: string | null;
+  /** OAUTH only: SHA-256 hex of the derived client secret. */
+  client_secret_hash: string | null;
+  created_at: number;
+}
+
+/** Which factors sign a user in to an application: per group, or application-wide. */
+export interface LoginPoliciesTable {
+  id: Generated<number>;
+  customer_id: number;
+  application_id: number;
+  /** 'MAGIC_LINK' | 'PASSWORD' */
+  first_factor: string;
+  /** 'NONE' | 'AUTHENTICATOR_APP' */
+  second_factor: string;
+  /** null for the application-wide policy. */
+  group_name: string | null;
+  /** Trimmed lower-case group name, '' for the application-wide policy (unique per application). */
+  group_name_norm: string;
+  created_at: number;
+}
+
+/** OAuth 2.0 clients (client credentials grant); the secret is stored only as its SHA-256. */
+export interface OauthClientsTable {
+  id: Generated<number>;
+  customer_id: number;
+  client_id: string;
+  name: string;
+  secret_hash: string;
+  created_at: number;
 }

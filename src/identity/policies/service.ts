@@ -1,0 +1,84 @@
+/**
+ * Login policies: create (one per application and group, one application-wide), list, delete, and the
+ * policy that applies to a user (findPolicyForUser) for the magic-link routes.
+ */
+import type { Kysely } from 'kysely';
+import type { ApplicationsService } from '../applications/service.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { isUniqueViolation, type Executor } from '../../store/db.ts';
+import type { Database } from '../../store/schema.ts';
+import * as repo from './repo.ts';
+import type { LoginPolicy, PolicyInput } from './types.ts';
+
+export const POLICY_NOT_FOUND = 'The policy does not exist.';
+
+/** Policy ids are positive integers below 2^53; a larger number cannot name a row. */
+const MAX_POLICY_ID = Number.MAX_SAFE_INTEGER;
+
+export interface PoliciesService {
+  /**
+   * @throws NotFound for an unknown application UUID; Conflict when the application already has a
+   *   policy for this group (or an application-wide one, without groupName); Invalid naming the field.
+   */
+  create(customerId: number, input: PolicyInput): Promise<LoginPolicy>;
+  list(customerId: number): Promise<LoginPolicy[]>;
+  /** @throws NotFound for an unknown policy id (another customer's included). */
+  delete(customerId: number, policyId: number): Promise<LoginPolicy>;
+  /**
+   * The policy that applies to a user of `groupNames` (matched case-insensitively): one for one of
+   * the user's groups, else the application-wide one; undefined when neither exists. When several of
+   * the user's groups have a policy, the oldest (the one created first) wins.
+   */
+  findPolicyForUser(db: Executor, customerId: number, applicationId: number, groupNames: string[]): Promise<LoginPolicy | undefined>;
+}
+
+/** Parses a policy id given as an integer or a digit string. @throws Invalid otherwise. */
+export function parsePolicyId(value: number | string): number {
+  const id = typeof value === 'number' ? value : /^[0-9]{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(id) || id < 1 || id > MAX_POLICY_ID) throw new Invalid('policyId', 'must be a positive integer');
+  return id;
+}
+
+export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock; applications: ApplicationsService }): PoliciesService {
+  const { db, clock, applications } = deps;
+
+  return {
+    async create(customerId, input) {
+      const groupName = input.groupName === undefined || input.groupName.trim() === '' ? null : input.groupName.trim();
+      return db.transaction().execute(async (trx) => {
+        const application = await applications.getByUuid(trx, customerId, input.applicationUuid);
+        let id: number;
+        try {
+          id = await repo.insertPolicy(trx, customerId, {
+            applicationId: application.id,
+            firstFactor: input.firstFactor,
+            secondFactor: input.secondFactor ?? 'NONE',
+            groupName,
+            now: clock.now(),
+          });
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          throw new Conflict('policy_exists', { field: 'groupName' }, groupName === null
+            ? 'The application already has an application-wide policy (without groupName).'
+            : `The application already has a policy for group ${groupName}.`);
+        }
+        return (await repo.findPolicyById(trx, customerId, id))!;
+      });
+    },
+
+    list: (customerId) => repo.listPolicies(db, customerId),
+
+    async delete(customerId, policyId) {
+      const policy = await repo.findPolicyById(db, customerId, policyId);
+      if (!policy || !await repo.deletePolicy(db, customerId, policyId)) throw new NotFound('policy', POLICY_NOT_FOUND);
+      return policy;
+    },
+
+    async findPolicyForUser(exec, customerId, applicationId, groupNames) {
+      const candidates = await repo.findCandidatePolicies(exec, customerId, applicationId, groupNames);
+      // Oldest first: the first group policy wins, and the application-wide one is the fallback.
+      return candidates.find((p) => p.groupName !== null) ?? candidates.find((p) => p.groupName === null);
+    },
+  };
+}
