@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { buildManagementApp } from './http/management.ts';
 import { createMetricsRegistry, type MetricsRegistry } from './http/metrics.ts';
 import { createAdminAuthenticator } from './identity/admin-auth.ts';
+import { applicationAreas, createApplicationServices, type ApplicationServices } from './identity/applications/area.ts';
 import { buildIdentityApp } from './identity/app.ts';
 import { createCustomersService, type CustomersService } from './identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from './identity/groups/service.ts';
@@ -29,7 +30,7 @@ import { createStore, type Store } from './store/db.ts';
 import { migrate } from './store/migrations/migrate.ts';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './store/private-files.ts';
 
-export interface Services {
+export interface Services extends ApplicationServices {
   customers: CustomersService;
   users: UsersService;
   groups: GroupsService;
@@ -128,7 +129,8 @@ export async function compose(
   const apiTokens = createApiTokensService({ db, clock, policy: config.site.apiTokens, users, changes });
   const siteApiKeys = createSiteApiKeysService({ db, clock, users, changes });
   const siteSettings = createSiteSettingsService({ db, clock });
-  const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings };
+  const applicationServices = createApplicationServices({ db, clock, masterKey });
+  const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings, ...applicationServices };
   const metrics = createMetricsRegistry();
 
   const replayGuard = config.admin.replayGuard
@@ -177,7 +179,7 @@ export async function compose(
       authenticator,
       users,
       groups,
-      areas: [mfaArea(mfa)],
+      areas: [mfaArea(mfa), ...applicationAreas(applicationServices)],
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
       config, clock, db, changes, ping: store.ping, masterKey,
