@@ -180,6 +180,20 @@ describeEachStore('site API keys over HTTP', (kind) => {
     assertJson(await s.get(POSTS_PATH, bearer(body.apiKey)), 401, INVALID_KEY);
   });
 
+  test('creating a key with a null or non-object JSON body is 400 and creates nothing (issue 13 item 10)', async (t) => {
+    const s = await buildSite(t, kind);
+    await s.addUser('alice');
+    const jwt = await s.token('alice');
+    const json = { ...bearer(jwt), 'content-type': 'application/json' };
+    for (const payload of ['null', '""', '"x"', '0', '5', 'true', 'false', '[]', '[{}]']) {
+      const res = await s.inject({ method: 'POST', url: KEYS_PATH, headers: json, payload });
+      assertJson(res, 400, siteError(400, 'BAD_REQUEST', 'body must be object'));
+    }
+    const text = await s.inject({ method: 'POST', url: KEYS_PATH, headers: { ...bearer(jwt), 'content-type': 'text/plain' }, payload: 'name' });
+    assertJson(text, 400, siteError(400, 'BAD_REQUEST', 'body must be object'));
+    assertJson(await s.get(KEYS_PATH, bearer(jwt)), 200, []);
+  });
+
   test("a non-administrator cannot touch other users' keys or the default key; a site admin can", async (t) => {
     const s = await buildSite(t, kind);
     await s.addUser('alice');

@@ -71,8 +71,9 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: SiteAp
 
   app.post<{ Body: CreateBody | undefined }>(API_KEYS_PATH, {
     onRequest: async (_request, reply) => { reply.header('cache-control', 'no-store'); },
-    // No body at all means "a key for me, no name, no expiry".
-    preValidation: async (request) => { request.body ??= {}; },
+    // No body at all means "a key for me, no name, no expiry"; a JSON `null` is a body, and not an
+    // object: the schema refuses it.
+    preValidation: async (request) => { if (request.body === undefined) request.body = {}; },
     schema: {
       body: createBody,
       response: { 201: { type: 'object', properties: { ...keyProperties, apiKey: { type: 'string' } } } },
