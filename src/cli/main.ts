@@ -7,12 +7,16 @@ import { loadConfig } from '../config.ts';
 import { LatchkeyError } from '../lib/errors.ts';
 import { parseArgs, UsageError } from './args.ts';
 import type { Command } from './command.ts';
+import { appCommands } from './commands/app.ts';
 import { apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke } from './commands/api-token.ts';
 import { customerCreate, customerList, customerPasswordExpiry, customerRotateKey } from './commands/customer.ts';
+import { oauthClientCommands } from './commands/oauth-client.ts';
+import { policyCommands } from './commands/policy.ts';
 import { siteCommands } from './commands/site.ts';
 
 const commands: Command[] = [customerCreate, customerList, customerRotateKey, customerPasswordExpiry, ...siteCommands];
 commands.push(apiTokenCreate, apiTokenList, apiTokenRevoke, apiTokenPurgeExpired);
+commands.push(...appCommands, ...policyCommands, ...oauthClientCommands);
 
 function help(): string {
   // A usage too long for the column gets its summary on the next line.
