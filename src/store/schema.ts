@@ -116,6 +116,7 @@ export interface Database {
   site_settings: SiteSettingsTable;
   api_tokens: ApiTokensTable;
   api_token_quotas: ApiTokenQuotasTable;
+  mail_outbox: MailOutboxTable;
   applications: ApplicationsTable;
   login_policies: LoginPoliciesTable;
   oauth_clients: OauthClientsTable;
@@ -141,6 +142,30 @@ export interface ApiTokenQuotasTable {
   user_id: number;
   customer_id: number;
   updated_at: number;
+}
+
+/** Mails waiting to be sent, or sent (src/mail/outbox.ts); claimed by one worker at a time. */
+export interface MailOutboxTable {
+  id: Generated<number>;
+  customer_id: number;
+  /** A template name of src/mail/templates.ts, e.g. 'magic-link-invite'. */
+  template: string;
+  to_address: string;
+  /** The template's parameters as JSON, sealed under the master key (aad: message_id); null once sent. */
+  sealed_data: string | null;
+  /** '<uuid@domain>', fixed at enqueue. */
+  message_id: string;
+  /** 'pending' | 'sent' | 'failed' */
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  claimed_by: string | null;
+  /** The claim's lease: after it, another worker may take the row. */
+  claimed_until: number | null;
+  /** The last failure's reason (never the link nor the sealed data). */
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
 }
 
 /** The content site's posts (site-wide, not per customer). */
