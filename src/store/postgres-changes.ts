@@ -132,9 +132,10 @@ export async function listenForChanges(
       clearInterval(attempt.timer);
       attempt.settled();
       // A graceful end when the connection answers; its socket destroyed when it does not.
-      const ended = attempt.client.end().catch(() => {});
-      const timeout = new Promise((resolve) => setTimeout(resolve, Math.min(deadAfterMs, 1000)).unref());
-      await Promise.race([ended, timeout]);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise((resolve) => { timer = setTimeout(resolve, Math.min(deadAfterMs, 1000)); });
+      await Promise.race([attempt.client.end().catch(() => {}), timeout]);
+      clearTimeout(timer);
       attempt.socket.destroy();
     },
   };
