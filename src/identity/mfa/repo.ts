@@ -51,10 +51,12 @@ export async function savePending(db: Executor, customerId: number, userId: numb
 }
 
 /**
- * Counts one failed validation of the pending registration `pendingSealed`, unless it is already locked
- * or was replaced meanwhile. @returns the new count, or undefined when nothing was counted.
+ * Reserves one validation attempt of the pending registration `pendingSealed` before its code is
+ * checked: one conditional increment, so of concurrent attempts on any node at most `max` get a place.
+ * A failed check keeps it (it is the recorded failure); a successful one resets the count on activation.
+ * @returns the count with this attempt, or undefined when the registration is locked or was replaced.
  */
-export async function recordFailedAttempt(db: Executor, customerId: number, userId: number, pendingSealed: string, max: number, now: number): Promise<number | undefined> {
+export async function reserveAttempt(db: Executor, customerId: number, userId: number, pendingSealed: string, max: number, now: number): Promise<number | undefined> {
   const row = await db.updateTable('mfa_authenticators')
     .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: now }))
     .where('customer_id', '=', customerId).where('user_id', '=', userId)
@@ -67,8 +69,8 @@ export async function recordFailedAttempt(db: Executor, customerId: number, user
 
 /**
  * Makes the pending registration `pendingSealed` the active secret, with `step` as its last accepted
- * step. Only one caller can consume a given pending registration. @returns false when another did,
- * or it was replaced, removed or locked meanwhile.
+ * step. Only one caller can consume a given pending registration. The caller's own reservation is in
+ * the count (hence at most `max`). @returns false when another did, or it was replaced or removed meanwhile.
  */
 export async function activatePending(db: Executor, customerId: number, userId: number, pendingSealed: string, step: number, max: number, now: number): Promise<boolean> {
   const result = await db.updateTable('mfa_authenticators')
@@ -83,7 +85,7 @@ export async function activatePending(db: Executor, customerId: number, userId: 
     }))
     .where('customer_id', '=', customerId).where('user_id', '=', userId)
     .where('pending_secret_sealed', '=', pendingSealed)
-    .where('failed_attempts', '<', max)
+    .where('failed_attempts', '<=', max)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

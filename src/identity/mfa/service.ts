@@ -1,7 +1,9 @@
 /**
  * The authenticator-app second factor (RFC 6238, DESIGN "Authenticator app (TOTP)"): start a
  * registration, validate it against the stored pending secret, reset it, and check a login code.
- * Secrets are sealed at rest; a code is accepted once per user; 5 failures lock a registration.
+ * Secrets are sealed at rest; a code is accepted once per user; 5 failures lock a registration, each
+ * attempt counted before its code is checked. Login codes are limited by the login throttle of the
+ * caller (the token endpoint reserves an attempt before the password and the code are checked).
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
@@ -72,8 +74,18 @@ export interface MfaService {
 /** Base32 as apps show it (lowercase, grouped by spaces, `=` padded) compared as we issue it. */
 const normaliseSecret = (secret: string): string => secret.replace(/ /g, '').replace(/=+$/, '').toUpperCase();
 
-export function createMfaService(deps: { db: Kysely<Database>; clock: Clock; sealer: Sealer; users: UsersService }): MfaService {
+export interface MfaServiceDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  sealer: Sealer;
+  users: UsersService;
+  /** The code check (default: RFC 6238, ±1 step); tests count the codes actually checked through it. */
+  verifyCode?: typeof verifyTotp;
+}
+
+export function createMfaService(deps: MfaServiceDeps): MfaService {
   const { db, clock, sealer, users } = deps;
+  const verifyCode = deps.verifyCode ?? verifyTotp;
   // Binds a sealed secret to its owner: a ciphertext copied onto another user's row does not open.
   const aad = (customerId: number, userId: number) => `mfa:${customerId}:${userId}`;
   const fail = (reason: keyof typeof MFA_MESSAGES & MfaFailed['reason']) => new MfaFailed(reason, MFA_MESSAGES[reason]);
@@ -120,7 +132,7 @@ export function createMfaService(deps: { db: Kysely<Database>; clock: Clock; sea
         // A client retrying a validation that already succeeded learns that its code was used.
         if (row?.activeSecretSealed) {
           const active = sealer.open(row.activeSecretSealed, aad(customerId, user.id));
-          const step = safeEqual(given, active) ? verifyTotp(active, input.otp, now) : null;
+          const step = safeEqual(given, active) ? verifyCode(active, input.otp, now) : null;
           if (step !== null && step <= row.lastStep) throw fail('replayed');
         }
         throw fail('no_pending');
@@ -130,14 +142,23 @@ export function createMfaService(deps: { db: Kysely<Database>; clock: Clock; sea
       // Checked before the code: without the secret a caller cannot spend the registration's attempts.
       if (!safeEqual(given, pending)) throw fail('secret_mismatch');
 
-      const step = verifyTotp(pending, input.otp, now);
-      if (step === null) {
-        const count = await repo.recordFailedAttempt(db, customerId, user.id, row.pendingSecretSealed, MAX_FAILED_ATTEMPTS, now);
-        if (count === undefined) {
-          // Not counted: a concurrent failure locked this registration, or it was replaced or consumed meanwhile.
-          const current = await repo.findAuthenticator(db, customerId, user.id);
-          throw fail(current?.pendingSecretSealed === row.pendingSecretSealed ? 'locked' : 'wrong_code');
+      // The attempt is counted before the code is checked, in one conditional statement: of any number
+      // of concurrent guesses at most MAX_FAILED_ATTEMPTS are checked, the others are refused unchecked.
+      const count = await repo.reserveAttempt(db, customerId, user.id, row.pendingSecretSealed, MAX_FAILED_ATTEMPTS, now);
+      if (count === undefined) {
+        // No place left: locked by concurrent attempts, or replaced or consumed meanwhile.
+        const current = await repo.findAuthenticator(db, customerId, user.id);
+        if (current?.activeSecretSealed === row.pendingSecretSealed) {
+          // Consumed by a concurrent validation: a copy of its code learns it was used, as a retry does above.
+          const step = verifyCode(pending, input.otp, now);
+          throw fail(step !== null && step <= current.lastStep ? 'replayed' : 'no_pending');
         }
+        if (current?.pendingSecretSealed === row.pendingSecretSealed) throw fail('locked');
+        throw fail(current?.pendingSecretSealed ? 'secret_mismatch' : 'no_pending');
+      }
+      const step = verifyCode(pending, input.otp, now);
+      if (step === null) {
+        // The reservation stays: it is the recorded failure.
         if (count >= MAX_FAILED_ATTEMPTS) throw new MfaFailed('wrong_code', MFA_MESSAGES.wrong_code_now_locked);
         throw fail('wrong_code');
       }
@@ -169,7 +190,7 @@ export function createMfaService(deps: { db: Kysely<Database>; clock: Clock; sea
       if (otp === undefined || otp === '') throw fail('otp_required');
       const secret = sealer.open(row.activeSecretSealed, aad(customerId, userId));
       const now = clock.now();
-      const step = verifyTotp(secret, otp, now);
+      const step = verifyCode(secret, otp, now);
       if (step === null) throw fail('wrong_code');
       if (step <= row.lastStep) throw fail('replayed');
       if (!(await repo.acceptStep(db, customerId, userId, row.activeSecretSealed, step, now))) {

@@ -18,7 +18,7 @@ import type { ApiTokensService } from './service.ts';
 export interface ApiTokenAreaDeps {
   db: Kysely<Database>;
   tokens: ApiTokensService;
-  users: Pick<UsersService, 'findByIdWithGroups' | 'verifyCredentials'>;
+  users: Pick<UsersService, 'findByIdWithGroups' | 'findByLogin' | 'verifyCredentials'>;
   /** Users with an authenticator app may not manage tokens with their password alone. */
   mfa?: Pick<MfaService, 'hasActiveAuthenticator'>;
   siteUrl: string;

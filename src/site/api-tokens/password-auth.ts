@@ -5,11 +5,11 @@
  */
 import type { UsersService } from '../../identity/users/service.ts';
 import { Forbidden, Unauthenticated } from '../../lib/errors.ts';
-import type { LoginThrottle } from '../token/throttle.ts';
+import { loginAttempt, type LoginThrottle } from '../token/throttle.ts';
 import type { Capabilities, Principal, SiteUser } from '../protect/principal.ts';
 
 export interface PasswordAuthOptions {
-  users: Pick<UsersService, 'verifyCredentials'>;
+  users: Pick<UsersService, 'findByLogin' | 'verifyCredentials'>;
   capabilitiesOf(user: SiteUser): Promise<Capabilities>;
   /** The token endpoint's throttle (database-backed, so both count the same failures). */
   throttle?: LoginThrottle;
@@ -21,16 +21,19 @@ export type PasswordAuthenticator = (customerId: number, username: string, passw
 
 export function createPasswordAuthenticator(opts: PasswordAuthOptions): PasswordAuthenticator {
   return async (customerId, username, password, clientAddress) => {
-    // The token endpoint's keys: a failure here counts there too, and the other way round.
-    const attempt = { userKey: `u:${customerId}:${username.trim().toLowerCase()}`, ipKey: `ip:${clientAddress}` };
-    await opts.throttle?.check(attempt);
-    const user = await opts.users.verifyCredentials(customerId, username, password);
+    // The token endpoint's keys and reservation: a failure here counts there too, and the other way round.
+    const named = opts.throttle && await opts.users.findByLogin(customerId, username);
+    const reservation = await opts.throttle?.reserve(loginAttempt(customerId, username, named?.id, clientAddress));
+    const user = await opts.users.verifyCredentials(customerId, username, password).catch(async (error) => {
+      await reservation?.release();
+      throw error;
+    });
     if (!user || user.isDisabled || user.markForDeletion) {
-      await opts.throttle?.recordFailure(attempt);
+      await reservation?.failed();
       // The API-token answer: nothing tells a wrong password from an unknown user or a bad token.
       throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
     }
-    await opts.throttle?.recordSuccess(attempt);
+    await reservation?.succeeded();
     if (await opts.hasSecondFactor?.(customerId, user.id)) {
       throw new Forbidden('second_factor_required',
         'this user signs in with an authenticator app: use a JWT from the token endpoint (with the one-time code) instead of the password');

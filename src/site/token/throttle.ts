@@ -1,77 +1,150 @@
 /**
- * Failed-login throttling for the token endpoint, per username and per client address, in the
- * database so it holds across nodes. After the free attempts each failure blocks the key for an
+ * Login throttling for the token endpoint (and the password form of the API-token routes), per user
+ * and per client address, in the database so it holds across nodes. Every attempt is reserved before
+ * the password is checked, in one statement per key that counts it and, from the budget on, blocks the
+ * key at once: concurrent guesses get at most the budget of checks, the rest are refused (429) without
+ * one. A failure keeps its reservation (it is the recorded failure) and blocks the key for an
  * exponentially longer delay, capped so an attacker cannot lock a user out for long.
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { RateLimited } from '../../lib/errors.ts';
+import type { Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
 import * as repo from './repo.ts';
 
 export interface LoginThrottleOptions {
   db: Kysely<Database>;
   clock: Clock;
+  /** Attempts per user (failed or in flight) before the key blocks. */
   userFreeAttempts: number;
   ipFreeAttempts: number;
   maxDelaySeconds: number;
-  /** Failures older than this are forgotten; default 15 minutes. */
+  /** Attempts older than this are forgotten; default 15 minutes. */
   windowMs?: number;
 }
 
 export interface LoginAttempt {
-  /** Normalised key of the username (includes the customer). */
+  /** The user's key (the customer and the user's id), or the normalised login when it names nobody. */
   userKey: string;
   /** Key of the client address. */
   ipKey: string;
 }
 
+/** A reserved attempt; settle it once with what the check found. */
+export interface Reservation {
+  /** Right credentials: forgets the user's failures and gives the address's reservation back. */
+  succeeded(): Promise<void>;
+  /** Wrong credentials: the reservation stays as the failure and the keys past their budget stay blocked. */
+  failed(): Promise<void>;
+  /** Nothing was decided (a code is missing, an unexpected error): both reservations are given back. */
+  release(): Promise<void>;
+}
+
 export interface LoginThrottle {
-  /** @throws RateLimited while either key is blocked. */
-  check(attempt: LoginAttempt): Promise<void>;
-  /** Counts a failure against both keys and blocks those past their free attempts. */
-  recordFailure(attempt: LoginAttempt): Promise<void>;
-  /** A successful login forgets the username's failures (the address's stay). */
-  recordSuccess(attempt: LoginAttempt): Promise<void>;
+  /** Reserves an attempt on both keys, or neither. @throws RateLimited while either key is blocked. */
+  reserve(attempt: LoginAttempt): Promise<Reservation>;
 }
 
 const PURGE_EVERY_MS = 60_000;
+const THROTTLED_MESSAGE = 'Too many failed logins: try again later.';
 
-/** Delay after the n-th failure: 1 s after the first one past the free attempts, doubling, capped. */
-export function delayMs(failures: number, freeAttempts: number, maxDelaySeconds: number): number {
-  const over = failures - freeAttempts;
-  if (over <= 0) return 0;
-  return Math.min(maxDelaySeconds, 2 ** Math.min(over - 1, 30)) * 1000;
+/**
+ * The keys of a login. A login that names a user counts against that user whatever form names them
+ * (username or e-mail, any case); one that names nobody counts against its normalised text, so both
+ * behave alike and the throttle tells nothing about who exists. Different prefixes: no text can name
+ * a user's key.
+ */
+export function loginAttempt(customerId: number, login: string, userId: number | undefined, clientAddress: string): LoginAttempt {
+  return {
+    userKey: userId === undefined ? `u:${customerId}:${login.trim().toLowerCase()}` : `uid:${customerId}:${userId}`,
+    ipKey: `ip:${clientAddress}`,
+  };
+}
+
+/**
+ * Block after the n-th attempt: none before the budget, 1 s for the attempt that reaches it, doubling
+ * for each one after, capped.
+ */
+export function delayMs(count: number, budget: number, maxDelaySeconds: number): number {
+  if (count < budget) return 0;
+  return Math.min(maxDelaySeconds, 2 ** Math.min(count - budget, 30)) * 1000;
 }
 
 export function createLoginThrottle(opts: LoginThrottleOptions): LoginThrottle {
   const { db, clock } = opts;
   const windowMs = opts.windowMs ?? 15 * 60_000;
+  const limit = (budget: number): repo.Limit => ({ budget, delayMs: (n) => delayMs(n, budget, opts.maxDelaySeconds) });
+  const userLimit = limit(opts.userFreeAttempts);
+  const ipLimit = limit(opts.ipFreeAttempts);
   let lastPurge = 0;
 
+  async function refusal(exec: Executor, key: string, now: number): Promise<RateLimited> {
+    const until = await repo.findBlockedUntil(exec, key);
+    return new RateLimited(Math.max(1, Math.ceil((until - now) / 1000)), THROTTLED_MESSAGE);
+  }
+
   return {
-    async check({ userKey, ipKey }) {
+    async reserve({ userKey, ipKey }) {
       const now = clock.now();
-      const until = await repo.findBlockedUntil(db, [userKey, ipKey]);
-      if (until > now) throw new RateLimited(Math.ceil((until - now) / 1000), 'Too many failed logins: try again later.');
-    },
+      const windowStart = now - windowMs;
+      // One transaction, so that an attempt refused on one key does not keep its place on the other;
+      // every attempt takes the address row first, then the user's: no lock-order deadlock.
+      const reserved = await db.transaction().execute(async (trx) => {
+        const ip = await repo.reserve(trx, ipKey, ipLimit, now, windowStart);
+        if (!ip) throw await refusal(trx, ipKey, now);
+        const user = await repo.reserve(trx, userKey, userLimit, now, windowStart);
+        if (!user) throw await refusal(trx, userKey, now);
+        return { ip, user };
+      });
 
-    async recordFailure({ userKey, ipKey }) {
-      const now = clock.now();
-      for (const [key, free] of [[userKey, opts.userFreeAttempts], [ipKey, opts.ipFreeAttempts]] as const) {
-        const failures = await repo.addFailure(db, key, now, now - windowMs);
-        const delay = delayMs(failures, free, opts.maxDelaySeconds);
-        if (delay > 0) await repo.extendBlock(db, key, now + delay);
-      }
-      // Attackers spraying usernames leave rows behind; each node sweeps old ones now and then.
-      if (now - lastPurge >= PURGE_EVERY_MS) {
-        lastPurge = now;
-        await repo.purgeOld(db, now - windowMs, now);
-      }
-    },
-
-    async recordSuccess({ userKey }) {
-      await repo.clearKey(db, userKey);
+      let settled = false;
+      const once = (work: () => Promise<void>) => async () => {
+        if (settled) return;
+        settled = true;
+        await work();
+      };
+      return {
+        succeeded: once(async () => {
+          await repo.clearKey(db, userKey);
+          await repo.unreserve(db, ipKey, reserved.ip);
+        }),
+        failed: once(async () => {
+          const at = clock.now();
+          // The block counts from the failure, as long as it would from a failure recorded after the check.
+          for (const [key, r, l] of [[userKey, reserved.user, userLimit], [ipKey, reserved.ip, ipLimit]] as const) {
+            const delay = l.delayMs(r.count);
+            if (delay > 0) await repo.extendBlock(db, key, at + delay);
+          }
+          // Attackers spraying usernames leave rows behind; each node sweeps old ones now and then.
+          if (at - lastPurge >= PURGE_EVERY_MS) {
+            lastPurge = at;
+            await repo.purgeOld(db, at - windowMs, at);
+          }
+        }),
+        release: once(async () => {
+          await repo.unreserve(db, userKey, reserved.user);
+          await repo.unreserve(db, ipKey, reserved.ip);
+        }),
+      };
     },
   };
+}
+
+/**
+ * Runs `check` under a reservation: `'succeeded'` or `'failed'` settles it so, a thrown error
+ * releases it (unless `check` settled it first) and is rethrown.
+ */
+export async function withReservation<T>(
+  reservation: Reservation,
+  check: (settle: { failed(): Promise<void>; release(): Promise<void> }) => Promise<T>,
+): Promise<T> {
+  try {
+    const result = await check(reservation);
+    await reservation.succeeded();
+    return result;
+  } catch (error) {
+    await reservation.release();
+    throw error;
+  }
 }
