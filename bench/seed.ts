@@ -10,7 +10,6 @@ import { hashPassword } from '../src/lib/passwords.ts';
 import { BUCKET_BITS, normalise } from '../src/identity/users/repo.ts';
 import type { Store } from '../src/store/db.ts';
 import type { UsersTable } from '../src/store/schema.ts';
-import { toStoredRecordJson } from '../src/identity/users/wire.ts';
 
 /** Rows per INSERT: 15 parameters each stays under SQLite's 32,766 and PostgreSQL's 65,535. */
 const ROWS_PER_STATEMENT = 1000;
@@ -107,13 +106,6 @@ export async function seedUsers(store: Store, customerId: number, count: number)
             custom_attributes: JSON.stringify(user.customAttributes),
             created_at: createdAt,
             updated_at: createdAt,
-            // As users/repo.ts writes it, from the row's values and the columns' defaults.
-            wire_record: toStoredRecordJson({
-              ...user, id: 0, customerId, username, email, alternateEmail: '', hasPassword: true, passwordChangedAt: createdAt,
-              role: 'END_USER', isDisabled: false, markForDeletion: false, idpEnabled: false, phoneVerified: false,
-              emailVerified: false, preferredLocale: '', enforce2faOnNextLogin: false, sourceType: 'API', sourceIdentifier: '',
-              lastVerifiedAt: 0, secondFactorType: 'NONE', credentialsVersion: 1, createdAt, updatedAt: createdAt,
-            }),
           });
         }
         const ids = await trx.insertInto('users').values(rows).returning('id').execute();

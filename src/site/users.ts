@@ -1,37 +1,25 @@
 /**
- * The site's view of its users for the per-request check: one narrow query by id, built once (on the
- * hot path Kysely's query building costs more than the database's answer). Reads the users table
- * directly for that reason; everything else goes through the users service.
+ * The site's view of its users for the per-request check: one narrow query by id, kept in memory
+ * while the users table is unchanged. Reads the users table directly because it runs on every
+ * request; everything else goes through the users service.
  */
 import type { Kysely } from 'kysely';
 import type { ChangeFeed } from '../store/changes.ts';
-import { compileOnce } from '../store/db.ts';
 import { createReadCache } from '../store/read-cache.ts';
 import type { Database } from '../store/schema.ts';
 import type { SiteUser } from './protect/principal.ts';
-
-interface Row {
-  id: number;
-  username: string;
-  email: string;
-  role: string;
-  disabled: number;
-  mark_for_deletion: number;
-  credentials_version: number;
-}
 
 /**
  * `findById(customerId, userId)`: the user as they are now, or undefined. Kept in memory while the
  * users table is unchanged (`changes` undefined: read every time).
  */
 export function prepareSiteUserLookup(db: Kysely<Database>, changes: ChangeFeed | undefined): (customerId: number, userId: number) => Promise<SiteUser | undefined> {
-  const select = compileOnce((exec) => exec.selectFrom('users')
-    .select(['id', 'username', 'email', 'role', 'disabled', 'mark_for_deletion', 'credentials_version'])
-    .where('customer_id', '=', 0)
-    .where('id', '=', 0));
   const kept = createReadCache<SiteUser>(changes, { tables: ['users'], maxEntries: 10_000 });
   const read = async (customerId: number, userId: number): Promise<SiteUser | undefined> => {
-    const row: Row | undefined = (await select(db, [customerId, userId]))[0];
+    const row = await db.selectFrom('users')
+      .select(['id', 'username', 'email', 'role', 'disabled', 'mark_for_deletion', 'credentials_version'])
+      .where('customer_id', '=', customerId).where('id', '=', userId)
+      .executeTakeFirst();
     if (!row) return undefined;
     return {
       id: row.id,

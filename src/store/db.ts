@@ -3,7 +3,7 @@
  * opens a pg pool; anything else is a SQLite file path (":memory:" for tests).
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Compilable, type Expression, type RawBuilder, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
 import { createChangeLog, createWriteTracker, type ChangeFeed, type WriteTracker } from './changes.ts';
 import { listenForChanges } from './postgres-changes.ts';
@@ -63,9 +63,6 @@ function createSqliteStore(path: string): Store {
   });
   const statements = withStatementCache(database, createWriteTracker(changes));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-  // Kysely runs every query on this one connection: while one of its transactions is open, a read
-  // here would see that transaction's uncommitted rows, so such reads queue behind it through Kysely.
-  directReaders.set(db, (text, parameters) => (database.inTransaction ? undefined : statements.prepare(text).all(parameters as unknown[])));
   return {
     db,
     dialect: 'sqlite',
@@ -125,9 +122,7 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
   const changes = createChangeLog();
-  const named = withNamedStatements(pool, () => createWriteTracker(changes));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named.pool }) });
-  directReaders.set(db, (text, parameters) => named.query(pool, text, parameters).then((result) => result.rows));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, () => createWriteTracker(changes)) }) });
   const listener = await listenForChanges({
     connectionString: options.listenerUrl ?? url,
     // Named so an operator (or a test) can find this node's listening connection in pg_stat_activity.
@@ -153,10 +148,7 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
  * length must not grow every connection's statement cache without bound). A statement whose result
  * columns changed under it (a migration by another node) is dropped and run unnamed again.
  */
-function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxNames = 500): {
-  pool: PostgresPool;
-  query(on: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult>;
-} {
+function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxNames = 500): PostgresPool {
   const names = new Map<string, string>();
   // Never reused: a connection may still hold a dropped text's statement under its old name.
   let issued = 0;
@@ -169,75 +161,32 @@ function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxN
     }
     return name;
   };
-  const query = (on: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult> => {
+  const query = (client: pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult> => {
     const name = nameOf(text);
-    if (!name) return on.query(text, values as unknown[]);
-    return on.query({ name, text, values: values as unknown[] }).catch((error: { code?: string }) => {
+    if (!name) return client.query(text, values as unknown[]);
+    return client.query({ name, text, values: values as unknown[] }).catch((error: { code?: string }) => {
       // 0A000: "cached plan must not change result type".
       if (error?.code !== '0A000') throw error;
       names.delete(text);
-      return on.query(text, values as unknown[]);
+      return client.query(text, values as unknown[]);
     });
   };
   return {
-    query,
-    pool: {
-      async connect() {
-        const client = await pool.connect();
-        // Kysely holds one connection from BEGIN to COMMIT, so one tracker per checkout follows a transaction.
-        const writes = newTracker();
-        const wrapped = {
-          query(text: unknown, values?: ReadonlyArray<unknown>) {
-            if (typeof text !== 'string') return client.query(text as never);
-            return query(client, text, values).finally(() => writes.ran(text));
-          },
-          release: () => client.release(),
-        };
-        return wrapped as unknown as PostgresPoolClient;
-      },
-      end: () => pool.end(),
+    async connect() {
+      const client = await pool.connect();
+      // Kysely holds one connection from BEGIN to COMMIT, so one tracker per checkout follows a transaction.
+      const writes = newTracker();
+      const wrapped = {
+        query(text: unknown, values?: ReadonlyArray<unknown>) {
+          if (typeof text !== 'string') return client.query(text as never);
+          return query(client, text, values).finally(() => writes.ran(text));
+        },
+        release: () => client.release(),
+      };
+      return wrapped as unknown as PostgresPoolClient;
     },
+    end: () => pool.end(),
   };
-}
-
-/**
- * Reads that bypass Kysely's executor (connection provider, mutex, result transformation): on a
- * sub-millisecond lookup that machinery costs as much as the database. Undefined from a reader
- * means "not now": the query then goes through Kysely.
- */
-type DirectReader = (text: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]> | undefined;
-const directReaders = new WeakMap<Executor, DirectReader>();
-
-/**
- * A read (a select) built and compiled once per executor, then run with fresh parameter values, given
- * in the order the built query uses them: on hot paths Kysely's building and compiling costs more than
- * the database's answer. `build` gets placeholder values; only the SQL text is kept. Outside a
- * transaction the read goes straight to the database (see DirectReader).
- */
-export function compileOnce<R>(build: (db: Executor) => Compilable<R>): (db: Executor, parameters: unknown[]) => Promise<R[]> {
-  const texts = new WeakMap<Executor, string>();
-  return async (db, parameters) => {
-    let text = texts.get(db);
-    if (text === undefined) {
-      text = build(db).compile().sql;
-      texts.set(db, text);
-    }
-    const direct = directReaders.get(db)?.(text, parameters);
-    if (direct !== undefined) return (await direct) as R[];
-    return (await db.executeQuery<R>(CompiledQuery.raw(text, parameters))).rows;
-  };
-}
-
-/**
- * A scalar subquery: the JSON array, as compact text ('[]' when empty), of the `value` column of
- * `items` (a select of one text column named value, in the order wanted). Built by hand in both
- * dialects so it can be spliced into an answer as is. The aggregate reads an ordered subquery rather
- * than ordering itself: SQLite then walks the index in order instead of sorting (twice as fast).
- */
-export function jsonTextArray(db: Executor, items: Expression<{ value: string }>): RawBuilder<string> {
-  return db.getExecutor().adapter instanceof SqliteAdapter
-    ? sql<string>`(select coalesce('[' || group_concat(json_quote(value), ',') || ']', '[]') from ${items} as items)`
-    : sql<string>`(select coalesce('[' || string_agg(to_json(value)::text, ',') || ']', '[]') from ${items} as items)`;
 }
 
 /** True when `error` is a unique-constraint violation, on either database. */

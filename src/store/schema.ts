@@ -48,8 +48,6 @@ export interface UsersTable {
   custom_attributes: string;
   /** Bumped by password change, disable and delete: site credentials issued earlier stop working. */
   credentials_version: Generated<number>;
-  /** JSON of the spec's user record less `groups`, rewritten with every change (see users/repo.ts). */
-  wire_record: Generated<string | null>;
   created_at: number;
   updated_at: number;
 }

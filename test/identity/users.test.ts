@@ -431,9 +431,8 @@ describeEachStore('users admin API', (kind) => {
     assert.deepEqual(await count(), { status: 'SUCCESS', statusCode: 200, message: 'Successfully fetched user count.', data: { count: 0 } });
     for (const name of ['s1', 's2', 's3']) await createUser(app, { username: name, email: `${name}@example.com` });
     assert.deepEqual(await count(), { status: 'SUCCESS', statusCode: 200, message: 'Successfully fetched user count.', data: { count: 3 } });
-    // No admin route marks a user for deletion; the column is set the way an operator's job would
-    // (README: a job that changes a user row clears its stored record, which is then read from the row).
-    await app.composition.store.db.updateTable('users').set({ mark_for_deletion: 1, wire_record: null })
+    // No admin route marks a user for deletion; the column is set the way an operator's job would.
+    await app.composition.store.db.updateTable('users').set({ mark_for_deletion: 1 })
       .where('customer_id', '=', app.customer.customerId).where('username_norm', '=', 's2').execute();
     assert.equal((await count()).data.count, 2);
     assert.equal((await getUser(app, 's2')).users[0].markForDeletion, true);
@@ -485,7 +484,7 @@ describeEachStore('users admin API', (kind) => {
     assert.deepEqual(listed.find((u: any) => u.username === 'olga').groups, expected);
   });
 
-  test('getall and get records follow every change of a user, and rows without a stored record read the same', async (t) => {
+  test('getall and get records follow every change of a user', async (t) => {
     const app = await setup(t, kind);
     const customerId = app.customer.customerId;
     const { users } = app.composition.services;
@@ -493,8 +492,8 @@ describeEachStore('users admin API', (kind) => {
     await createUser(app, { username: 'una', email: 'una@example.com', password: PASSWORD, customAttribute7: 'seven' });
     await createUser(app, { username: 'vic', email: 'vic@example.com' });
 
-    // Every record of getall is the users/get record of the same user, less `role`; and users/get from the
-    // stored record answers what it answers when built from the row (includePwdExpDttm, no expiry policy).
+    // Every record of getall is the users/get record of the same user, less `role`; and users/get answers
+    // what its includePwdExpDttm variant answers when the customer has no expiry policy.
     const assertListMatchesGet = async (step: string) => {
       const listed = json(await app.admin.post('/admin/users/getall', { customerKey: app.ck, batchSize: 10, batchNo: 1 }), 200).users;
       assert.equal(listed.length, 2, step);
@@ -524,10 +523,26 @@ describeEachStore('users admin API', (kind) => {
     const vic = (await users.findByLogin(customerId, 'vic'))!;
     await app.composition.store.db.transaction().execute((trx) => users.setSecondFactorType(trx, customerId, vic.id, 'GOOGLE AUTHENTICATOR'));
     await assertListMatchesGet('second factor');
+  });
 
-    // Rows from before the stored record existed are built on the fly.
-    await app.composition.store.db.updateTable('users').set({ wire_record: null }).where('customer_id', '=', customerId).execute();
-    await assertListMatchesGet('no stored records');
+  test('a user row changed outside the API (an operator job) reads as changed in get and getall', async (t) => {
+    const app = await setup(t, kind);
+    const { userId } = await createUser(app, { username: 'wes', email: 'wes@example.com' });
+    const getall = async () => json(await app.admin.post('/admin/users/getall', { customerKey: app.ck, batchSize: 10, batchNo: 1 }), 200);
+    // Read once first, so nothing read before the change may be answered after it.
+    await getUser(app, 'wes');
+    await getall();
+
+    await app.composition.store.db.updateTable('users').set({ first_name: 'Wesley', email_verified: 1, preferred_locale: 'en-GB' })
+      .where('customer_id', '=', app.customer.customerId).where('id', '=', userId).execute();
+    const changed = { fname: 'Wesley', emailVerified: true, preferredLocale: 'en-GB' };
+    const fetched = await getUser(app, 'wes');
+    assertGetEnvelope(app, fetched, { userId, username: 'wes', email: 'wes@example.com', record: changed });
+    const { role: _role, ...listed } = fetched.users[0];
+    assert.deepEqual(await getall(), {
+      userId: 0, guid: '', username: '', email: '', status: 'SUCCESS', message: 'Successfully fetched users.', phone: '', authType: '',
+      users: [listed], fetchedCount: 1, nextBatch: -1,
+    });
   });
 
   test('deep paging: every batch is exact after deletions in early id blocks', async (t) => {

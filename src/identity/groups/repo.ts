@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { compileOnce, type Executor } from '../../store/db.ts';
+import type { Executor } from '../../store/db.ts';
 import type { GroupsTable } from '../../store/schema.ts';
 import type { Group, Membership } from './types.ts';
 
@@ -115,31 +115,27 @@ export async function removeAllMemberships(db: Executor, customerId: number, use
   await db.deleteFrom('group_members').where('customer_id', '=', customerId).where('user_id', '=', userId).execute();
 }
 
-const selectGroupNamesInRange = compileOnce((db) => db.selectFrom('group_members')
-  .innerJoin('groups', 'groups.id', 'group_members.group_id')
-  .select(['group_members.user_id as userId', 'groups.name as name'])
-  .where('group_members.customer_id', '=', 0)
-  .where('group_members.user_id', '>=', 0)
-  .where('group_members.user_id', '<=', 0)
-  .orderBy('group_members.user_id').orderBy('group_members.id'));
-
 /**
- * Group names per user, in membership order, for a page of users. Pages are runs of consecutive
- * ids of one customer, so one range read on (customer_id, user_id) serves them, and the SQL text
- * stays the same whatever the page size (prepared once); rows of users outside the set are skipped.
+ * Group names per user, in membership order. A page of users is a run of consecutive ids of one
+ * customer, so one range read on (customer_id, user_id) serves it with the same SQL text whatever the
+ * page size (an IN list would make a new statement per length); rows of other users are skipped.
  */
 export async function groupNamesByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, string[]>> {
   const result = new Map<number, string[]>();
   if (userIds.length === 0) return result;
-  let low = userIds[0];
-  let high = userIds[0];
-  for (const id of userIds) { if (id < low) low = id; if (id > high) high = id; }
   const wanted = new Set(userIds);
-  const rows = await selectGroupNamesInRange(db, [customerId, low, high]);
-  for (const row of rows) {
-    if (!wanted.has(row.userId)) continue;
-    const names = result.get(row.userId);
-    if (names) names.push(row.name); else result.set(row.userId, [row.name]);
+  const rows = await db.selectFrom('group_members')
+    .innerJoin('groups', 'groups.id', 'group_members.group_id')
+    .select(['group_members.user_id as userId', 'groups.name as name'])
+    .where('group_members.customer_id', '=', customerId)
+    .where('group_members.user_id', '>=', Math.min(...userIds))
+    .where('group_members.user_id', '<=', Math.max(...userIds))
+    .orderBy('group_members.user_id').orderBy('group_members.id')
+    .execute();
+  for (const { userId, name } of rows) {
+    if (!wanted.has(userId)) continue;
+    const names = result.get(userId);
+    if (names) names.push(name); else result.set(userId, [name]);
   }
   return result;
 }

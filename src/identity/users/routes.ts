@@ -6,7 +6,7 @@ import { USER_NOT_FOUND_MESSAGE } from '../../lib/errors.ts';
 import type { GroupAssignment, UserInput } from './types.ts';
 import {
   customAttributeRequestProperties, getUserResponseSchema, listUsersResponseSchema,
-  readCustomAttributes, toGetBodyFromRecord, toGetEnvelope, toListBodyFromRecords, toListEnvelope, type WireOptions,
+  readCustomAttributes, toGetEnvelope, toListEnvelope, type WireOptions,
 } from './wire.ts';
 
 const MAX_USERS_BATCH = 500;
@@ -103,6 +103,16 @@ function wireOptions(request: FastifyRequest, includeRole: boolean): WireOptions
   };
 }
 
+/**
+ * getall and get answer with their fields in the order wire.ts builds them, as they always have (the
+ * response schema's serialiser would reorder them); their includePwdExpDttm variants have always gone
+ * through the schema, and still do.
+ */
+function inBuiltOrder(reply: FastifyReply, body: Record<string, unknown>): string {
+  reply.type('application/json; charset=utf-8');
+  return JSON.stringify(body);
+}
+
 export async function userRoutes(app: FastifyInstance, opts: { users: UsersService }): Promise<void> {
   const { users } = opts;
   const tags = ['Users'];
@@ -139,14 +149,9 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
   }, async (request, reply) => {
     const { batchNo, batchSize } = request.body as { batchNo: number; batchSize: number };
     const options = wireOptions(request, false);
-    if (options.includePasswordExpiry) {
-      const page = await users.list(request.customer.id, batchNo, batchSize);
-      return toListEnvelope(page.users, page.nextBatch, options);
-    }
-    // The common case: stored records spliced into the envelope (the JSON string is sent as is).
-    const page = await users.listRecords(request.customer.id, batchNo, batchSize);
-    reply.type('application/json; charset=utf-8');
-    return toListBodyFromRecords(page.records, page.nextBatch);
+    const page = await users.list(request.customer.id, batchNo, batchSize);
+    const body = toListEnvelope(page.users, page.nextBatch, options);
+    return options.includePasswordExpiry ? body : inBuiltOrder(reply, body);
   });
 
   app.post('/admin/users/get', {
@@ -156,10 +161,8 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
   }, async (request, reply) => {
     const login = (request.body as { username: string }).username;
     const options = wireOptions(request, true);
-    if (options.includePasswordExpiry) return toGetEnvelope(await users.getWithGroups(request.customer.id, login), options);
-    // The common case: the stored record spliced into the envelope (the JSON string is sent as is).
-    reply.type('application/json; charset=utf-8');
-    return toGetBodyFromRecord(await users.getRecordView(request.customer.id, login));
+    const body = toGetEnvelope(await users.getWithGroups(request.customer.id, login), options);
+    return options.includePasswordExpiry ? body : inBuiltOrder(reply, body);
   });
 
   app.post('/admin/users/search', {

@@ -13,12 +13,9 @@ import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
 import * as repo from './repo.ts';
-import type { User, UserInput, UserRecordView, UserWithGroups } from './types.ts';
-import { toStoredRecordJson } from './wire.ts';
+import type { User, UserInput, UserWithGroups } from './types.ts';
 
 export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
-
-export interface UserRecordsPage { records: { json: string; groupsJson: string }[]; nextBatch: number }
 
 export interface UsersService {
   /** @throws Invalid, Conflict (username or e-mail taken). */
@@ -32,11 +29,7 @@ export interface UsersService {
   findByIdWithGroups(customerId: number, userId: number): Promise<UserWithGroups | undefined>;
   /** @throws NotFound */
   getWithGroups(customerId: number, login: string): Promise<UserWithGroups>;
-  /** The same user as its stored record (the fast path of users/get). @throws NotFound */
-  getRecordView(customerId: number, login: string): Promise<UserRecordView>;
   list(customerId: number, batchNo: number, batchSize: number): Promise<UsersPage>;
-  /** The same batch as stored listing records (JSON) with group names: the fast path of getall. */
-  listRecords(customerId: number, batchNo: number, batchSize: number): Promise<UserRecordsPage>;
   /** @throws NotFound */
   remove(customerId: number, login: string): Promise<void>;
   /** @throws NotFound */
@@ -59,9 +52,17 @@ function pickLogin<U extends { username: string }>(candidates: U[], login: strin
 
 /** Tables a user's answers are read from: a user with their group names. */
 const USER_TABLES = ['users', 'groups', 'group_members'] as const;
-/** Kept answers, in characters of JSON: a few MiB per node whatever the traffic. */
-const MAX_KEPT_RECORD_CHARS = 4_000_000;
+/** Kept answers, weighed in characters of their JSON: a few MiB per node whatever the traffic. */
+const MAX_KEPT_USER_CHARS = 4_000_000;
 const MAX_KEPT_PAGE_CHARS = 8_000_000;
+
+/** About the characters of the user's record as JSON: what keeping it costs. */
+function weighUser(user: UserWithGroups): number {
+  let chars = 700 + user.username.length + user.email.length + user.firstName.length + user.lastName.length + user.phone.length;
+  for (const value of Object.values(user.customAttributes)) chars += 2 * value.length + 60;
+  for (const name of user.groups) chars += name.length + 3;
+  return chars;
+}
 
 export function createUsersService(deps: {
   db: Kysely<Database>;
@@ -71,13 +72,15 @@ export function createUsersService(deps: {
   changes?: ChangeFeed;
 }): UsersService {
   const { db, clock, groups } = deps;
-  // The hot reads of users/get, users/getall and the site's "myself", kept while their tables are unchanged.
-  const recordViews = createReadCache<UserRecordView>(deps.changes, {
-    tables: USER_TABLES, maxEntries: 10_000, maxWeight: MAX_KEPT_RECORD_CHARS, weigh: (view) => view.wireRecord.length + view.groupsJson.length,
+  // users/get, users/getall and the site's "myself" are read far more often than users change, and each
+  // costs two or three queries. Their answers are kept while the change feed says that none of the
+  // tables they were read from changed (see store/read-cache.ts for how fresh that is).
+  const usersWithGroupsByLogin = createReadCache<UserWithGroups>(deps.changes, {
+    tables: USER_TABLES, maxEntries: 10_000, maxWeight: MAX_KEPT_USER_CHARS, weigh: weighUser,
   });
-  const recordPages = createReadCache<UserRecordsPage>(deps.changes, {
+  const pages = createReadCache<UsersPage>(deps.changes, {
     tables: USER_TABLES, maxEntries: 100, maxWeight: MAX_KEPT_PAGE_CHARS,
-    weigh: (page) => page.records.reduce((sum, record) => sum + record.json.length + record.groupsJson.length, 0),
+    weigh: (page) => page.users.reduce((sum, user) => sum + weighUser(user), 0),
   });
   const usersWithGroups = createReadCache<UserWithGroups>(deps.changes, { tables: USER_TABLES, maxEntries: 10_000 });
   // Lookups by login from outside this service (MFA, the site, API tokens); writes here read in their transaction.
@@ -95,13 +98,10 @@ export function createUsersService(deps: {
     return user;
   }
 
-  /** The row's stored record; rows written before wire_record existed get it built from the row as it is now. */
-  async function storedRecord(customerId: number, row: { id: number; wireRecord: string | null }): Promise<string> {
-    if (row.wireRecord !== null) return row.wireRecord;
-    const user = await repo.findUserById(db, customerId, row.id);
-    // Deleted since the lookup.
-    if (!user) throw new UserNotFound();
-    return toStoredRecordJson(user);
+  async function withGroups(users: User[]): Promise<UserWithGroups[]> {
+    if (users.length === 0) return [];
+    const names = await groups.groupNamesByUser(db, users[0].customerId, users.map((u) => u.id));
+    return users.map((u) => ({ ...u, groups: names.get(u.id) ?? [] }));
   }
 
   const emailTaken = () => new Conflict('user_exists', { field: 'email' }, 'a user with this email already exists');
@@ -180,42 +180,25 @@ export function createUsersService(deps: {
 
     findByLogin: (customerId, login) => Promise.resolve(usersByLogin.read(`${customerId}:${login}`, () => findByLogin(customerId, login))),
     findById: (customerId, userId) => repo.findUserById(db, customerId, userId),
-    findByIdWithGroups: (customerId, userId) => Promise.resolve(usersWithGroups.read(`${customerId}:${userId}`, () => repo.findUserWithGroupsById(db, customerId, userId))),
+    findByIdWithGroups: (customerId, userId) => Promise.resolve(usersWithGroups.read(`${customerId}:${userId}`, async () => {
+      const user = await repo.findUserById(db, customerId, userId);
+      return user && (await withGroups([user]))[0];
+    })),
 
     async getWithGroups(customerId, login) {
-      const user = await requireUser(customerId, login);
-      const names = await groups.groupNamesByUser(db, customerId, [user.id]);
-      return { ...user, groups: names.get(user.id) ?? [] };
-    },
-
-    async getRecordView(customerId, login) {
-      const view = await recordViews.read(`${customerId}:${login}`, async () => {
-        const row = pickLogin(await repo.findRecordViewsByLogin(db, customerId, login), login);
-        return row && { ...row, wireRecord: await storedRecord(customerId, row) };
+      const user = await usersWithGroupsByLogin.read(`${customerId}:${login}`, async () => {
+        const found = await findByLogin(customerId, login);
+        return found && (await withGroups([found]))[0];
       });
-      if (!view) throw new UserNotFound();
-      return view;
+      if (!user) throw new UserNotFound();
+      return user;
     },
 
     async list(customerId, batchNo, batchSize) {
-      const rows = await repo.listUsersPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
-      const hasMore = rows.length > batchSize;
-      const users = hasMore ? rows.slice(0, batchSize) : rows;
-      const names = await groups.groupNamesByUser(db, customerId, users.map((u) => u.id));
-      return {
-        users: users.map((u) => ({ ...u, groups: names.get(u.id) ?? [] })),
-        nextBatch: hasMore ? batchNo + 1 : -1,
-      };
-    },
-
-    async listRecords(customerId, batchNo, batchSize) {
-      return (await recordPages.read(`${customerId}:${batchNo}:${batchSize}`, async () => {
-        const rows = await repo.listRecordsPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
+      return (await pages.read(`${customerId}:${batchNo}:${batchSize}`, async () => {
+        const rows = await repo.listUsersPage(db, customerId, (batchNo - 1) * batchSize, batchSize + 1);
         const hasMore = rows.length > batchSize;
-        const page = hasMore ? rows.slice(0, batchSize) : rows;
-        const records = [];
-        for (const row of page) records.push({ json: await storedRecord(customerId, row), groupsJson: row.groupsJson });
-        return { records, nextBatch: hasMore ? batchNo + 1 : -1 };
+        return { users: await withGroups(hasMore ? rows.slice(0, batchSize) : rows), nextBatch: hasMore ? batchNo + 1 : -1 };
       }))!;
     },
 

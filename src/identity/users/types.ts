@@ -53,18 +53,3 @@ export interface UserInput {
   groups?: GroupAssignment[];
   customAttributes: Record<string, string>;
 }
-
-/** What users/get answers from: the stored listing record, the envelope's columns, the group names. */
-export interface UserRecordView {
-  id: number;
-  guid: string;
-  username: string;
-  email: string;
-  phone: string;
-  secondFactorType: string;
-  role: string;
-  /** The spec's user record less groups and role, as JSON (users.wire_record). */
-  wireRecord: string;
-  /** The user's group names in membership order, as JSON text. */
-  groupsJson: string;
-}

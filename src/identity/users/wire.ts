@@ -1,6 +1,6 @@
 /** The spec's user record and envelopes: field names, types and formats, in one place. */
 import { toMinuteUtc } from '../../http/schemas.ts';
-import { CUSTOM_ATTRIBUTE_COUNT, type User, type UserRecordView, type UserWithGroups } from './types.ts';
+import { CUSTOM_ATTRIBUTE_COUNT, type UserWithGroups } from './types.ts';
 
 const customAttributeNames = Array.from({ length: CUSTOM_ATTRIBUTE_COUNT }, (_, i) => `customAttribute${i + 1}`);
 
@@ -93,9 +93,9 @@ export interface WireOptions {
   includeRole: boolean;
 }
 
-/** The user record less `groups`, `role` and `passwordExpiryDate`: what users.wire_record stores. */
-function toStoredRecord(user: User): Record<string, unknown> {
-  return {
+/** The spec's user record, built from the row and the group names. */
+export function toWireUser(user: UserWithGroups, options: WireOptions): Record<string, unknown> {
+  const record: Record<string, unknown> = {
     customerId: user.customerId,
     fname: user.firstName,
     lname: user.lastName,
@@ -118,14 +118,8 @@ function toStoredRecord(user: User): Record<string, unknown> {
     customAttributesAsList: listCustomAttributes(user.customAttributes),
     ...user.customAttributes,
     customAttribute50: user.customAttributes.customAttribute50 ?? '',
+    groups: user.groups,
   };
-}
-
-/** JSON of the stored record: written with every change of the user row. */
-export const toStoredRecordJson = (user: User): string => JSON.stringify(toStoredRecord(user));
-
-export function toWireUser(user: UserWithGroups, options: WireOptions): Record<string, unknown> {
-  const record: Record<string, unknown> = { ...toStoredRecord(user), groups: user.groups };
   if (options.includeRole) record.role = user.role;
   if (options.includePasswordExpiry && options.passwordExpiryDays !== null && user.passwordChangedAt !== null) {
     record.passwordExpiryDate = formatMinuteUtc(user.passwordChangedAt + options.passwordExpiryDays * 86_400_000);
@@ -162,28 +156,6 @@ export function toListEnvelope(users: UserWithGroups[], nextBatch: number, optio
     fetchedCount: users.length,
     nextBatch,
   };
-}
-
-/**
- * The getall body from stored records: each record's JSON with its `groups` spliced in before the
- * closing brace, inside the list envelope, with no parsing and no second serialisation.
- */
-export function toListBodyFromRecords(records: { json: string; groupsJson: string }[], nextBatch: number): string {
-  const envelope = JSON.stringify({ ...toListEnvelope([], nextBatch, { passwordExpiryDays: null, includePasswordExpiry: false, includeRole: false }), fetchedCount: records.length });
-  const [head, tail] = envelope.split('"users":[]');
-  const users = records.map((r) => `${r.json.slice(0, -1)},"groups":${r.groupsJson}}`).join(',');
-  return `${head}"users":[${users}]${tail}`;
-}
-
-/**
- * The users/get body from a stored record (the same fields as toGetEnvelope with the role, written
- * straight from the record's JSON: no mapping, no second serialisation).
- */
-export function toGetBodyFromRecord(view: UserRecordView, status = 'SUCCESS', message = 'Successfully fetched user details.'): string {
-  const text = JSON.stringify;
-  return `{"userId":${view.id},"guid":${text(view.guid)},"username":${text(view.username)},"email":${text(view.email)},`
-    + `"status":${text(status)},"message":${text(message)},"phone":${text(view.phone)},"authType":${text(view.secondFactorType)},`
-    + `"users":[${view.wireRecord.slice(0, -1)},"groups":${view.groupsJson},"role":${text(view.role)}}]}`;
 }
 
 /** Reads customAttribute1..50 from a request body. */

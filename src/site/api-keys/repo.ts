@@ -1,6 +1,6 @@
 /** Site API key queries. Keys are found by the SHA-256 of the presented secret, never by the secret. */
 import type { Kysely } from 'kysely';
-import { compileOnce, type Executor } from '../../store/db.ts';
+import type { Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SiteUser } from '../protect/principal.ts';
 import type { SiteApiKey } from './types.ts';
@@ -92,37 +92,23 @@ export interface LiveKey {
   orphaned: boolean;
 }
 
-interface LiveKeyRow {
-  id: number;
-  user_id: number | null;
-  expires_at: number | null;
-  uid: number | null;
-  username: string | null;
-  email: string | null;
-  role: string | null;
-  disabled: number | null;
-  mark_for_deletion: number | null;
-  credentials_version: number | null;
-}
-
 /**
- * Prepares the lookup of an unrevoked key by hash with its user's current state: one query, built
- * once (Kysely's query building costs more than SQLite's answer), joining the users table directly
- * because this runs on every request.
+ * Prepares the lookup of an unrevoked key by hash with its user's current state: one query, joining
+ * the users table directly because this runs on every request.
  */
 export function prepareLiveKeyLookup(db: Kysely<Database>): (customerId: number, keyHash: string) => Promise<LiveKey | undefined> {
-  const select = compileOnce((exec) => exec.selectFrom('site_api_keys')
-    .leftJoin('users', (join) => join.onRef('users.id', '=', 'site_api_keys.user_id').onRef('users.customer_id', '=', 'site_api_keys.customer_id'))
-    .select([
-      'site_api_keys.id', 'site_api_keys.user_id', 'site_api_keys.expires_at',
-      'users.id as uid', 'users.username', 'users.email', 'users.role', 'users.disabled',
-      'users.mark_for_deletion', 'users.credentials_version',
-    ])
-    .where('site_api_keys.key_hash', '=', '')
-    .where('site_api_keys.customer_id', '=', 0)
-    .where('site_api_keys.revoked_at', 'is', null));
   return async (customerId, keyHash) => {
-    const row: LiveKeyRow | undefined = (await select(db, [keyHash, customerId]))[0];
+    const row = await db.selectFrom('site_api_keys')
+      .leftJoin('users', (join) => join.onRef('users.id', '=', 'site_api_keys.user_id').onRef('users.customer_id', '=', 'site_api_keys.customer_id'))
+      .select([
+        'site_api_keys.id', 'site_api_keys.user_id', 'site_api_keys.expires_at',
+        'users.id as uid', 'users.username', 'users.email', 'users.role', 'users.disabled',
+        'users.mark_for_deletion', 'users.credentials_version',
+      ])
+      .where('site_api_keys.key_hash', '=', keyHash)
+      .where('site_api_keys.customer_id', '=', customerId)
+      .where('site_api_keys.revoked_at', 'is', null)
+      .executeTakeFirst();
     if (!row) return undefined;
     if (row.user_id === null) return { id: row.id, expiresAt: row.expires_at, user: null, orphaned: false };
     if (row.uid === null) return { id: row.id, expiresAt: row.expires_at, user: null, orphaned: true };

@@ -3,7 +3,7 @@
  * by the secret. The owner's login facts are read with the token in one query: the verifier runs on
  * every request and must see a disabled or deleted user at once.
  */
-import { compileOnce, type Executor } from '../../store/db.ts';
+import type { Executor } from '../../store/db.ts';
 import type { ApiToken, ApiTokenType, TokenWithOwner } from './types.ts';
 
 interface TokenRow {
@@ -145,15 +145,13 @@ export async function purgeExpiredBatch(db: Executor, before: number, limit: num
 }
 
 /** The token whose secret hashes to `tokenHash`, with its owner's login facts. */
-// Runs on every request that carries a token: built once.
-const selectTokenByHash = compileOnce((db) => db.selectFrom('api_tokens')
-  .innerJoin('users', (join) => join.onRef('users.id', '=', 'api_tokens.user_id').onRef('users.customer_id', '=', 'api_tokens.customer_id'))
-  .select([...TOKEN_COLUMNS, 'users.email', 'users.role', 'users.credentials_version', 'users.disabled', 'users.mark_for_deletion'])
-  .where('api_tokens.token_hash', '=', '')
-  .where('api_tokens.customer_id', '=', 0));
-
 export async function findTokenByHash(db: Executor, customerId: number, tokenHash: string): Promise<TokenWithOwner | undefined> {
-  const row = (await selectTokenByHash(db, [tokenHash, customerId]))[0];
+  const row = await db.selectFrom('api_tokens')
+    .innerJoin('users', (join) => join.onRef('users.id', '=', 'api_tokens.user_id').onRef('users.customer_id', '=', 'api_tokens.customer_id'))
+    .select([...TOKEN_COLUMNS, 'users.email', 'users.role', 'users.credentials_version', 'users.disabled', 'users.mark_for_deletion'])
+    .where('api_tokens.token_hash', '=', tokenHash)
+    .where('api_tokens.customer_id', '=', customerId)
+    .executeTakeFirst();
   if (!row) return undefined;
   return {
     token: toToken(row),

@@ -10,6 +10,7 @@ import { groupMembersByUserMigration } from './0006-group-members-by-user.ts';
 import { userWireRecordMigration } from './0007-user-wire-record.ts';
 import { changeNotificationsMigration } from './0008-change-notifications.ts';
 import { mailOutboxMigration } from './0011-mail-outbox.ts';
+import { dropUserWireRecordMigration } from './0009-drop-user-wire-record.ts';
 import { applicationsMigration } from './0012-applications.ts';
 
 const MAX_ATTEMPTS = 5;
@@ -25,6 +26,7 @@ export async function migrate(store: Store): Promise<void> {
     '0007-user-wire-record': userWireRecordMigration(),
     '0008-change-notifications': changeNotificationsMigration(store.dialect),
     '0011-mail-outbox': mailOutboxMigration(store.dialect),
+    '0009-drop-user-wire-record': dropUserWireRecordMigration(),
     '0012-applications': applicationsMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
