@@ -83,7 +83,8 @@ export async function policyRoutes(app: FastifyInstance, opts: { policies: Polic
         required: ['customerKey', 'policyId'],
         properties: {
           customerKey: customerKeySchema,
-          policyId: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^[0-9]{1,16}$' }], description: 'An integer, or its digits as a string' },
+          // Range and digits are checked by parsePolicyId, so every bad value gets one message.
+          policyId: { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 32 }], description: 'A positive integer, or its digits as a string' },
         },
       },
       response: { 200: deletedResponse, ...errorResponses(404) },
