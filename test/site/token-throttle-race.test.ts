@@ -48,17 +48,18 @@ function tally(results: LightMyRequestResponse[]): { invalid: number; throttled:
   return { invalid, throttled };
 }
 
+// Each test logs in from its own addresses: on PostgreSQL the tests of a file share one database.
 const concurrently = <T>(n: number, make: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => make(i)));
 
 describeEachStore('token endpoint: concurrent guesses and the throttle', (kind) => {
   test(`${GUESSES} concurrent wrong passwords for one user: ${BUDGET} checked, the rest 429`, async (t) => {
     const s = await countingSite(t, kind);
     await s.addUser('alice');
-    const results = await concurrently(GUESSES, () => login(s, { username: 'alice', password: 'wrong-password' }));
+    const results = await concurrently(GUESSES, () => login(s, { username: 'alice', password: 'wrong-password' }, '192.0.2.1'));
     assert.deepEqual(tally(results), { invalid: BUDGET, throttled: GUESSES - BUDGET });
     assert.equal(s.checks(), BUDGET, 'password checks');
     // The right password is refused too while blocked, and costs no check.
-    const blocked = await login(s, { username: 'alice', password: PASSWORD });
+    const blocked = await login(s, { username: 'alice', password: PASSWORD }, '192.0.2.1');
     assert.equal(blocked.statusCode, 429);
     assert.equal(s.checks(), BUDGET);
   });
@@ -88,10 +89,11 @@ describeEachStore('token endpoint: concurrent guesses and the throttle', (kind) 
     const s = await countingSite(t, kind);
     await s.addUser('alice');
     const wrong = { username: 'alice', password: 'wrong-password' };
-    for (let i = 0; i < BUDGET - 1; i++) assert.equal((await login(s, wrong)).statusCode, 400);
-    assert.equal((await login(s, { username: 'alice@example.test', password: PASSWORD })).statusCode, 200);
+    const from = '192.0.2.3';
+    for (let i = 0; i < BUDGET - 1; i++) assert.equal((await login(s, wrong, from)).statusCode, 400);
+    assert.equal((await login(s, { username: 'alice@example.test', password: PASSWORD }, from)).statusCode, 200);
     // The count starts again: the whole budget is available, concurrently too.
-    const results = await concurrently(GUESSES, () => login(s, wrong));
+    const results = await concurrently(GUESSES, () => login(s, wrong, from));
     assert.deepEqual(tally(results), { invalid: BUDGET, throttled: GUESSES - BUDGET });
     assert.equal(s.checks(), (BUDGET - 1) + 1 + BUDGET);
   });
@@ -118,8 +120,8 @@ describeEachStore('token endpoint: concurrent guesses and the throttle', (kind) 
     s.clock.advance(30_000);
     const right = Number(totpAt(secret, s.clock.now()));
     const results = await concurrently(GUESSES, (i) => login(s, {
-      username: 'alice', password: PASSWORD, otp: String((right + 1 + i) % 1_000_000).padStart(6, '0'),
-    }));
+      username: 'alice', password: PASSWORD, otp: String((right + 500_000 + i) % 1_000_000).padStart(6, '0'),
+    }, '192.0.2.5'));
     assert.deepEqual(tally(results), { invalid: BUDGET, throttled: GUESSES - BUDGET });
     assert.equal(codeChecks.mock.callCount(), BUDGET, 'authenticator code checks');
   });

@@ -24,15 +24,39 @@ const WRONG = { status: 'FAILED', message: 'The one-time code is incorrect.' };
 const WRONG_NOW_LOCKED = { status: 'FAILED', message: 'The one-time code is incorrect. After 5 failed attempts this registration is locked: start a new registration.' };
 const LOCKED = { status: 'FAILED', message: 'This registration is locked after 5 failed attempts: start a new registration.' };
 
-interface Fixture { app: TestApp; admin: AdminClient; ck: number; checks(): number }
+interface Fixture {
+  app: TestApp;
+  admin: AdminClient;
+  ck: number;
+  checks(): number;
+  /** Holds every user lookup until `n` requests have made one, so they all race past it together. */
+  gather(n: number): void;
+}
+
+/** Resolves the n-th caller and all before it together (then lets everyone through). */
+function barrier(n: number): () => Promise<void> {
+  const waiting: (() => void)[] = [];
+  return () => new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    if (waiting.length >= n) for (const release of waiting) release();
+  });
+}
 
 /** The identity face over the test's composition, with an MFA service that counts the codes it checks. */
 async function setup(t: TestContext, kind: StoreKind): Promise<Fixture> {
   const app = await build(t, kind);
   const { config, clock, store, masterKey, services } = app.composition;
   let checks = 0;
+  let gate: (() => Promise<void>) | undefined;
+  const users = {
+    ...services.users,
+    findByLogin: async (customerId: number, login: string) => {
+      await gate?.();
+      return services.users.findByLogin(customerId, login);
+    },
+  };
   const mfa = createMfaService({
-    db: store.db, clock, sealer: createSealer(masterKey), users: services.users,
+    db: store.db, clock, sealer: createSealer(masterKey), users,
     verifyCode: (secret, code, now) => { checks++; return verifyTotp(secret, code, now); },
   });
   const identity: FastifyInstance = await buildIdentityApp({
@@ -41,7 +65,11 @@ async function setup(t: TestContext, kind: StoreKind): Promise<Fixture> {
     users: services.users, groups: services.groups, areas: [mfaArea(mfa)],
   });
   t.after(() => identity.close());
-  return { app, admin: adminClient(identity, app.customer, app.clock), ck: Number(app.customer.customerKey), checks: () => checks };
+  return {
+    app, admin: adminClient(identity, app.customer, app.clock), ck: Number(app.customer.customerKey),
+    checks: () => checks,
+    gather: (n) => { gate = barrier(n); },
+  };
 }
 
 describeEachStore('authenticator validation: concurrent guesses', (kind) => {
@@ -52,7 +80,8 @@ describeEachStore('authenticator validation: concurrent guesses', (kind) => {
     assert.equal(registered.statusCode, 200, registered.body);
     const { secret } = registered.json();
     const right = Number(totpAt(secret, f.app.clock.now()));
-    // Codes far from the current ones (a million apart from any step's code only by chance).
+    // Codes far from the current ones (equal to a valid one only by a one-in-a-million chance).
+    f.gather(GUESSES);
     const results: LightMyRequestResponse[] = await Promise.all(Array.from({ length: GUESSES }, (_, i) => f.admin.post('/auth/validate-google-auth-secret', {
       customerKey: f.ck, username: 'alice', authenticatorType: GA, secret, otpToken: String((right + 500_000 + i) % 1_000_000).padStart(6, '0'),
     })));
@@ -60,6 +89,7 @@ describeEachStore('authenticator validation: concurrent guesses', (kind) => {
     const count = (body: object) => bodies.filter((b) => b === JSON.stringify(body)).length;
     assert.deepEqual([count(WRONG), count(WRONG_NOW_LOCKED), count(LOCKED)], [BUDGET - 1, 1, GUESSES - BUDGET], bodies.join('\n'));
     assert.equal(f.checks(), BUDGET, 'codes checked');
+    f.gather(1);
     // The right code now: refused unchecked.
     const late = await f.admin.post('/auth/validate-google-auth-secret', { customerKey: f.ck, username: 'alice', authenticatorType: GA, secret, otpToken: totpAt(secret, f.app.clock.now()) });
     assert.deepEqual(late.json(), LOCKED);
