@@ -63,8 +63,38 @@ describeEachStore('site error table', (kind) => {
   test('API tokens: 401 with the error.status / error.message body', async (t) => {
     const s = await buildSite(t, kind);
     assertJson(await s.get(POSTS_PATH, { authorization: `Basic ${Buffer.from('alice:lkat_nope').toString('base64')}` }), 401, API_TOKEN_INVALID);
-    assertJson(await s.get(POSTS_PATH, { authorization: 'Basic !!!' }), 401, API_TOKEN_INVALID);
     assertJson(await s.get(POSTS_PATH, bearer('lkat_nope')), 401, API_TOKEN_INVALID);
+  });
+
+  test('a Basic value that is not an API token gets the wrong-token-type row of the enabled methods (issue 13 item 11)', async (t) => {
+    const wrongType = (status: number) => siteError(status, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'Authorization header token type must be Bearer.');
+    // LATCHKEY_SITE_METHODS → the answer to every non-token Basic form.
+    const table: [string, number, Record<string, unknown>][] = [
+      ['jwt,apikey,provider,apitoken', 400, wrongType(400)],
+      ['jwt,apitoken', 400, wrongType(400)],
+      ['apikey,apitoken', 401, wrongType(401)],
+      ['apikey,provider,apitoken', 401, wrongType(401)],
+      ['provider,apitoken', 400, wrongType(400)],
+      ['jwt', 400, wrongType(400)],
+      ['apikey', 401, wrongType(401)],
+      ['apitoken', 401, API_TOKEN_INVALID],
+    ];
+    let jwt: string | undefined;
+    for (const [methods, status, body] of table) {
+      const s = await buildSite(t, kind, { env: { LATCHKEY_SITE_METHODS: methods, ...PROVIDER } });
+      if (!jwt) { await s.addUser('alice'); jwt = await s.token('alice'); }
+      const forms = [`Basic ${jwt}`, 'Basic x', 'Basic', 'Basic !!!', `Basic ${Buffer.from('alice:password').toString('base64')}`,
+        `Basic ${Buffer.from(`alice:${jwt}`).toString('base64')}`, `Basic ${Buffer.from('alice:lksk_abc').toString('base64')}`];
+      for (const authorization of forms) {
+        const res = await s.get(POSTS_PATH, { authorization });
+        assertJson(res, status, body);
+        if (status === 401 && body !== API_TOKEN_INVALID) assert.equal(res.headers['www-authenticate'], 'Bearer realm="site"', `${methods} ${authorization}`);
+      }
+      if (methods.includes('apitoken')) {
+        // base64 of username:<lkat_ token> is checked as an API token (this one is unknown).
+        assertJson(await s.get(POSTS_PATH, { authorization: `Basic ${Buffer.from('alice:lkat_nope').toString('base64')}` }), 401, API_TOKEN_INVALID);
+      }
+    }
   });
 
   test('the statuses the spec leaves open: 403, 404, 413, 415, 429 in the site shape', async (t) => {

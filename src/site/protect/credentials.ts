@@ -120,15 +120,14 @@ function read(headers: IncomingHttpHeaders, { on, names, missingMethod, missingM
   } else {
     const lower = scheme.toLowerCase();
     if (lower === 'basic' && apiToken) {
+      // Only base64 of `username:lkat_…` is an API token; any other Basic value (a JWT, a password,
+      // garbage) is a credential of another method sent with the wrong scheme.
       const basic = parseBasicAuthorization(value);
-      if (!basic) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
-      return { method: 'apitoken', credential: { scheme: 'basic', username: basic.username, token: basic.secret } };
+      if (basic?.secret.startsWith(API_TOKEN_BEARER_PREFIX)) {
+        return { method: 'apitoken', credential: { scheme: 'basic', username: basic.username, token: basic.secret } };
+      }
     }
-    if (lower !== 'bearer') {
-      if (!jwt && !apiKey) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
-      const header = displayHeader(name);
-      throw new Unauthenticated('INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', jwt ? 'jwt' : 'apikey', `${header} header token type must be Bearer.`);
-    }
+    if (lower !== 'bearer') throw wrongTokenType(name, jwt, apiKey, on.provider);
     token = rest;
   }
 
@@ -139,4 +138,15 @@ function read(headers: IncomingHttpHeaders, { on, names, missingMethod, missingM
   if (apiKey) return { method: 'apikey', key: token };
   if (jwt) throw new Unauthenticated('SEGMENT_FAULT', 'jwt', 'JWT format is incorrect.');
   throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
+}
+
+/**
+ * The spec's wrong-token-type row for a header that does not say Bearer: 400 for the JWT (or, when
+ * only API tokens share Authorization with it, the third-party method), 401 for API keys. With API
+ * tokens the only method reading the header, there is no such row: the API-token error.
+ */
+function wrongTokenType(name: string, jwt: boolean, apiKey: boolean, provider: boolean): Unauthenticated {
+  const method = jwt ? 'jwt' : apiKey ? 'apikey' : provider ? 'provider' : undefined;
+  if (method === undefined) return new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
+  return new Unauthenticated('INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', method, `${displayHeader(name)} header token type must be Bearer.`);
 }

@@ -56,11 +56,12 @@ describe('dispatch (all four methods on, one Authorization header)', () => {
     assert.deepEqual(readCredential({ authorization: `Bearer ${TOKEN}` }, ALL), { method: 'apitoken', credential: { scheme: 'bearer', token: TOKEN } });
   });
 
-  test('Basic is an API token; an unreadable Basic value is an invalid API token', () => {
+  test('Basic username:<lkat_ token> is an API token; any other Basic value is a wrong token type (issue 13 item 11)', () => {
     assert.deepEqual(readCredential({ authorization: basic(`alice:${TOKEN}`) }, ALL),
       { method: 'apitoken', credential: { scheme: 'basic', username: 'alice', token: TOKEN } });
-    rejects({ authorization: 'Basic %%%' }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
-    rejects({ authorization: basic('no-colon') }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    const wrongType = ['INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.'] as const;
+    rejects({ authorization: 'Basic %%%' }, ALL, ...wrongType);
+    rejects({ authorization: basic('no-colon') }, ALL, ...wrongType);
   });
 
   test('Basic values are UTF-8 base64 as browsers encode them: padding may be left out, broken text is refused', () => {
@@ -70,8 +71,9 @@ describe('dispatch (all four methods on, one Authorization header)', () => {
     assert.deepEqual(readCredential({ authorization: `Basic ${encoded}` }, ALL), expected);
     assert.deepEqual(readCredential({ authorization: `Basic ${encoded.replace(/=+$/, '')}` }, ALL), expected);
     // 'a:b' + an incomplete padding; Latin-1 bytes (0xE9) that are not UTF-8.
-    rejects({ authorization: 'Basic YTpiYw=' }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
-    rejects({ authorization: `Basic ${Buffer.from('ren\xe9:secret', 'latin1').toString('base64')}` }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    const wrongType = ['INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.'] as const;
+    rejects({ authorization: 'Basic YTpiYw=' }, ALL, ...wrongType);
+    rejects({ authorization: `Basic ${Buffer.from(`ren\xe9:${TOKEN}`, 'latin1').toString('base64')}` }, ALL, ...wrongType);
   });
 
   test('another scheme, or a bare value in Authorization: wrong token type, reported for the JWT method (400)', () => {
@@ -115,6 +117,67 @@ describe('methods switched off behave as if absent', () => {
     rejects({ authorization: 'Token x' }, on, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
     rejects({}, on, 'MISSING_AUTHORIZATION_HEADER', 'apitoken', 'Authorization header is missing.');
   });
+});
+
+describe('a Basic value that is not an API token, for every set of enabled methods (issue 13 item 11)', () => {
+  // Every non-empty subset of the four methods, all on the default headers (LATCHKEY_SITE_METHODS).
+  const METHODS = ['jwt', 'apikey', 'provider', 'apitoken'] as const;
+  const sets = Array.from({ length: 15 }, (_, i) => METHODS.filter((_m, bit) => (i + 1) & (1 << bit)));
+  const config = (set: readonly string[]): CredentialHeaders => ({
+    provider: set.includes('provider'),
+    jwtHeader: set.includes('jwt') ? 'authorization' : undefined,
+    apiKeyHeader: set.includes('apikey') ? 'authorization' : undefined,
+    apiTokens: set.includes('apitoken'),
+  });
+  /**
+   * The spec's wrong-token-type row for the method the Authorization header is for (JWT, else API key, else
+   * the provider beside API tokens), or the API-token error when only API tokens read it.
+   */
+  const expected = (set: readonly string[]): [string, string, string] => {
+    // Provider alone does not read Authorization at all: its own headers are missing.
+    if (set.length === 1 && set[0] === 'provider') return ['MISSING_AUTHORIZATION_HEADER', 'provider', 'access_token or id_token header is missing.'];
+    const method = set.includes('jwt') ? 'jwt' : set.includes('apikey') ? 'apikey' : set.includes('provider') ? 'provider' : undefined;
+    return method ? ['INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', method, 'Authorization header token type must be Bearer.']
+      : ['INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.'];
+  };
+  const forms: [string, string][] = [
+    ['Basic <a JWT>', `Basic ${JWT}`],
+    ['Basic x', 'Basic x'],
+    ['Basic alone', 'Basic'],
+    ['Basic with spaces inside', 'Basic a b'],
+    ['Basic not base64', 'Basic %%%'],
+    ['Basic of no colon', basic('alice')],
+    ['Basic of an empty username', basic(`:${TOKEN}`)],
+    ['Basic of username:password', basic('alice:violet-otter')],
+    ['Basic of username:<an API key>', basic(`alice:${KEY}`)],
+    ['Basic of username:<a JWT>', basic(`alice:${JWT}`)],
+    ['Basic of username:<prefix without underscore>', basic('alice:lkatx')],
+    ['Basic of not UTF-8', `Basic ${Buffer.from([0x61, 0x3a, 0xff]).toString('base64')}`],
+    ['lower-case basic', `basic ${JWT}`],
+    ['Token scheme', `Token ${KEY}`],
+  ];
+  for (const set of sets) {
+    test(`methods ${set.join(',')}`, () => {
+      const on = config(set);
+      for (const [label, value] of forms) {
+        try {
+          readCredential({ authorization: value }, on);
+          assert.fail(`${label}: accepted`);
+        } catch (error) {
+          assert.ok(error instanceof Unauthenticated, `${label}: ${String(error)}`);
+          assert.deepEqual([error.reason, error.method, error.message], expected(set), label);
+        }
+      }
+      // The API token itself still reads as one wherever API tokens are on.
+      const good = basic(`alice:${TOKEN}`);
+      if (on.apiTokens) {
+        assert.deepEqual(readCredential({ authorization: good }, on), { method: 'apitoken', credential: { scheme: 'basic', username: 'alice', token: TOKEN } });
+      } else {
+        assert.throws(() => readCredential({ authorization: good }, on), (error: unknown) =>
+          error instanceof Unauthenticated && error.reason === expected(set)[0] && error.method === expected(set)[1]);
+      }
+    });
+  }
 });
 
 describe('custom header names', () => {
@@ -175,6 +238,6 @@ describe('properties: any header bytes give a credential or a spec reason, never
   test('a megabyte header is answered at once', () => {
     const huge = 'Bearer ' + 'a.'.repeat(512 * 1024);
     assert.deepEqual(readCredential({ authorization: huge }, ALL), { method: 'jwt', token: huge.slice(7) });
-    rejects({ authorization: 'Basic ' + 'A'.repeat(1024 * 1024) }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
+    rejects({ authorization: 'Basic ' + 'A'.repeat(1024 * 1024) }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
   });
 });
