@@ -1,0 +1,267 @@
+/**
+ * The README and docs/ run as written. Conventions (stated in the README's tour too):
+ *
+ * - every ```sh block runs, in document order, README.md first and then docs/ in DOCUMENTS' order, in ONE
+ *   bash session (so variables, functions and the server started by the README's tour carry over), from the
+ *   repository's directory; ```sh no-run blocks are shown only (installing, long benchmarks);
+ * - a ```json or ```text block that directly follows a run block (nothing but blank lines between) is that
+ *   block's expected stdout. json: the same sequence of JSON values; text: the same lines. `…` stands for
+ *   what varies: the string "…" matches any value, `…` inside a string or a text line matches any characters,
+ *   and a key "…" in an object allows keys that are not shown;
+ * - a block must exit 0; the session starts with a fresh TMPDIR (the tour's data directory is made in it)
+ *   and free ports in LATCHKEY_IDENTITY_PORT / LATCHKEY_SITE_PORT / LATCHKEY_MANAGEMENT_PORT, so it never
+ *   meets a server already running on the defaults; SQLite, whatever the caller's environment says.
+ *
+ * It also checks that the documents stand alone: relative links resolve, and nothing refers to papers that
+ * are not in the repository.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The order the docs are run in: each continues where the previous one left off. */
+const DOCUMENTS = ['README.md', 'docs/admin-api.md', 'docs/site-protection.md', 'docs/operations.md', 'docs/performance.md', 'docs/decisions.md'];
+const BLOCK_TIMEOUT_MS = 60_000;
+const WILDCARD = '…';
+
+interface Block { file: string; line: number; info: string[]; code: string }
+interface Step { block: Block; expected?: Block }
+
+export function blocks(file: string, text: string): Block[] {
+  const found: Block[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(.*)$/.exec(lines[i]);
+    if (!open) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i]);
+    found.push({ file, line: start + 1, info: open[1].trim().split(/\s+/).filter(Boolean), code: body.join('\n') });
+  }
+  return found;
+}
+
+/** Run blocks with the block that gives their expected output. */
+function steps(file: string, text: string): Step[] {
+  const all = blocks(file, text);
+  const lines = text.split('\n');
+  const result: Step[] = [];
+  for (let i = 0; i < all.length; i++) {
+    const block = all[i];
+    if (block.info[0] !== 'sh' || block.info.includes('no-run')) continue;
+    const next = all[i + 1];
+    const closing = block.line + block.code.split('\n').length + 1; // 1-based line of the closing fence
+    const adjacent = next !== undefined && lines.slice(closing, next.line - 1).every((l) => l.trim() === '');
+    const isOutput = adjacent && (next.info[0] === 'json' || next.info[0] === 'text') && !next.info.includes('no-run');
+    result.push({ block, expected: isOutput ? next : undefined });
+  }
+  return result;
+}
+
+/** The JSON values of a text, one after another (as curl prints them, or pretty-printed). */
+function jsonValues(text: string): unknown[] {
+  const values: unknown[] = [];
+  let i = 0;
+  while (i < text.length) {
+    if (/\s/.test(text[i])) { i++; continue; }
+    let j = i;
+    if (text[i] === '{' || text[i] === '[') {
+      let depth = 0;
+      let inString = false;
+      for (; j < text.length; j++) {
+        const c = text[j];
+        if (inString) {
+          if (c === '\\') j++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === '{' || c === '[') depth++;
+        else if (c === '}' || c === ']') { depth--; if (depth === 0) break; }
+      }
+      j++;
+    } else if (text[i] === '"') {
+      for (j = i + 1; j < text.length && text[j] !== '"'; j++) if (text[j] === '\\') j++;
+      j++;
+    } else {
+      while (j < text.length && !/\s/.test(text[j])) j++;
+    }
+    values.push(JSON.parse(text.slice(i, j)));
+    i = j;
+  }
+  return values;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const pattern = (s: string) => new RegExp('^' + s.split(WILDCARD).map(escape).join('[\\s\\S]*') + '$');
+
+/** Where `actual` differs from `expected` (with wildcards), or undefined. */
+function mismatch(expected: unknown, actual: unknown, path = '$'): string | undefined {
+  if (expected === WILDCARD) return actual === undefined ? `${path}: missing` : undefined;
+  if (typeof expected === 'string') {
+    return typeof actual === 'string' && pattern(expected).test(actual) ? undefined : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+  }
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual) || actual.length !== expected.length) return `${path}: expected ${expected.length} elements, got ${JSON.stringify(actual)}`;
+    for (let i = 0; i < expected.length; i++) {
+      const found = mismatch(expected[i], actual[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return `${path}: expected an object, got ${JSON.stringify(actual)}`;
+    const open = WILDCARD in expected;
+    for (const [key, value] of Object.entries(expected)) {
+      if (key === WILDCARD) continue;
+      if (!(key in actual)) return `${path}.${key}: missing in ${JSON.stringify(actual)}`;
+      const found = mismatch(value, (actual as Record<string, unknown>)[key], `${path}.${key}`);
+      if (found) return found;
+    }
+    const extra = Object.keys(actual).filter((key) => !(key in expected));
+    if (!open && extra.length > 0) return `${path}: keys not shown in the docs: ${extra.join(', ')} in ${JSON.stringify(actual)}`;
+    return undefined;
+  }
+  return Object.is(expected, actual) ? undefined : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+}
+
+function compare(expected: Block, stdout: string): string | undefined {
+  if (expected.info[0] === 'json') {
+    let actual: unknown[];
+    try {
+      actual = jsonValues(stdout);
+    } catch (error) {
+      return `stdout is not JSON (${(error as Error).message})`;
+    }
+    return mismatch(jsonValues(expected.code), actual);
+  }
+  const want = expected.code.replace(/\n+$/, '').split('\n');
+  const got = stdout.replace(/\n+$/, '').split('\n');
+  if (want.length !== got.length) return `expected ${want.length} lines, got ${got.length}`;
+  const line = want.findIndex((w, i) => !pattern(w).test(got[i]));
+  return line < 0 ? undefined : `line ${line + 1}: expected ${JSON.stringify(want[line])}, got ${JSON.stringify(got[line])}`;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** One bash session; run() sources a block in it and returns its stdout, stderr and status. */
+class Session {
+  private readonly bash: ChildProcessWithoutNullStreams;
+  private output = '';
+  private waiting?: () => void;
+  private count = 0;
+
+  constructor(private readonly dir: string, env: NodeJS.ProcessEnv) {
+    // Its own process group, so the server it starts in the background ends with it.
+    this.bash = spawn('bash', ['--noprofile', '--norc'], { cwd: ROOT, env, detached: true });
+    this.bash.stdout.on('data', (chunk: Buffer) => {
+      this.output += chunk.toString();
+      this.waiting?.();
+    });
+    this.bash.stderr.resume();
+  }
+
+  async run(code: string): Promise<{ stdout: string; stderr: string; status: number }> {
+    const n = ++this.count;
+    const file = (name: string) => join(this.dir, `block-${n}.${name}`);
+    writeFileSync(file('sh'), code + '\n');
+    const marker = `__block_${n}_done__`;
+    this.bash.stdin.write(`source ${file('sh')} > ${file('out')} 2> ${file('err')} < /dev/null; echo "$?" > ${file('status')}; echo ${marker}\n`);
+    const deadline = Date.now() + BLOCK_TIMEOUT_MS;
+    while (!this.output.includes(marker)) {
+      if (Date.now() > deadline) throw new Error(`block did not finish within ${BLOCK_TIMEOUT_MS / 1000} s`);
+      await new Promise<void>((done) => {
+        const timer = setTimeout(done, 1000);
+        this.waiting = () => { clearTimeout(timer); done(); };
+      });
+    }
+    return { stdout: readFileSync(file('out'), 'utf8'), stderr: readFileSync(file('err'), 'utf8'), status: Number(readFileSync(file('status'), 'utf8')) };
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise((done) => this.bash.once('exit', done));
+    try {
+      process.kill(-this.bash.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    await exited;
+  }
+}
+
+test('the README and docs/ run as written, in order, on a fresh data directory', { timeout: 240_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-docs-'));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('LATCHKEY_')) env[key] = value;
+  Object.assign(env, {
+    TMPDIR: dir,
+    LATCHKEY_IDENTITY_PORT: String(await freePort()),
+    LATCHKEY_SITE_PORT: String(await freePort()),
+    LATCHKEY_MANAGEMENT_PORT: String(await freePort()),
+    LATCHKEY_LOG_LEVEL: 'info',
+    NO_COLOR: '1',
+  });
+  const session = new Session(dir, env);
+  t.after(async () => {
+    await session.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await session.run('set -o pipefail');
+  for (const document of DOCUMENTS) {
+    for (const { block, expected } of steps(document, readFileSync(join(ROOT, document), 'utf8'))) {
+      const where = `${block.file}:${block.line}`;
+      const result = await session.run(block.code);
+      // DOCS_TEST_PRINT=1 shows what every block printed: a help for writing the expected blocks.
+      if (process.env.DOCS_TEST_PRINT) process.stderr.write(`\n=== ${where} (exit ${result.status})\n${result.stdout}${result.stderr ? `--- stderr\n${result.stderr}` : ''}`);
+      const log = () => {
+        const server = readdirSync(dir).flatMap((d) => (existsSync(join(dir, d, 'server.log')) ? [readFileSync(join(dir, d, 'server.log'), 'utf8').slice(-3000)] : []));
+        return `\n--- block\n${block.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}\n--- server log (end)\n${server.join('\n')}`;
+      };
+      assert.equal(result.status, 0, `${where}: exit status ${result.status}${log()}`);
+      if (expected) {
+        const problem = compare(expected, result.stdout);
+        assert.equal(problem, undefined, `${where}: output differs from ${expected.file}:${expected.line}: ${problem}${log()}`);
+      }
+    }
+  }
+});
+
+test('the documents stand alone', () => {
+  const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  assert.deepEqual([...docs].sort(), DOCUMENTS.filter((d) => d.startsWith('docs/')).sort(), 'every document in docs/ is run by this test');
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  assert.ok(readme.split('\n').length <= 250, `README.md has ${readme.split('\n').length} lines`);
+  for (const document of DOCUMENTS) {
+    const text = readFileSync(join(ROOT, document), 'utf8');
+    // Papers outside the repository and the words of the team's own process.
+    for (const word of [/DESIGN\.md/, /STYLE\.md/, /\bspec(ification)?s?\b/i, /\bissues? \d/i, /\bsessions?\b/i]) {
+      const line = text.split('\n').findIndex((l) => word.test(l));
+      assert.equal(line, -1, `${document}:${line + 1} mentions ${word}: ${text.split('\n')[line]}`);
+    }
+    for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      assert.ok(existsSync(resolve(ROOT, dirname(document), target)), `${document} links to ${target}, which does not exist`);
+    }
+  }
+});
+
+test('the output convention: wildcards and JSON sequences', () => {
+  assert.equal(mismatch(jsonValues('{"a": "…", "b": [1, "x…"]}')[0], { a: 42, b: [1, 'xyz'] }), undefined);
+  assert.match(String(mismatch({ a: 1 }, { a: 1, b: 2 })), /keys not shown/);
+  assert.equal(mismatch({ a: 1, [WILDCARD]: WILDCARD }, { a: 1, b: 2 }), undefined);
+  assert.deepEqual(jsonValues('{"a":1}{"b":"}"}\n"c" 3'), [{ a: 1 }, { b: '}' }, 'c', 3]);
+  assert.equal(compare({ file: '', line: 1, info: ['text'], code: 'id …\nok' }, 'id 7\nok\n'), undefined);
+});
