@@ -118,6 +118,8 @@ export interface Database {
   applications: ApplicationsTable;
   login_policies: LoginPoliciesTable;
   oauth_clients: OauthClientsTable;
+  customer_signing_keys: CustomerSigningKeysTable;
+  oidc_models: OidcModelsTable;
 }
 
 /** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
@@ -253,4 +255,34 @@ export interface OauthClientsTable {
   name: string;
   secret_hash: string;
   created_at: number;
+}
+
+/** One RS256 key pair per customer, created on first use; the private JWK is sealed under the master key. */
+export interface CustomerSigningKeysTable {
+  id: Generated<number>;
+  customer_id: number;
+  /** RFC 7638 thumbprint of the public JWK. */
+  kid: string;
+  alg: string;
+  /** The public JWK as JSON. */
+  public_jwk: string;
+  /** AES-256-GCM sealed private JWK (aad: customer id and kid). */
+  private_jwk_sealed: string;
+  created_at: number;
+}
+
+/** The customers' OpenID providers' state (oidc-provider models), shared by every node. */
+export interface OidcModelsTable {
+  customer_id: number;
+  /** oidc-provider's model name: 'Session', 'Interaction', 'AuthorizationCode', 'Grant', … */
+  kind: string;
+  id: string;
+  /** The model's payload as JSON. */
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  user_code: string | null;
+  /** Epoch ms; null = no expiry. */
+  expires_at: number | null;
+  consumed_at: number | null;
 }
