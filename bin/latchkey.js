@@ -1,6 +1,56 @@
 #!/usr/bin/env node
-// The CLI runs the TypeScript sources directly (no build step), like `npm start`.
-import { register } from 'tsx/esm/api';
+// The CLI runs from a bundle of its sources (dist/cli.js), built by scripts/build.mjs when a source is
+// newer than it: loading the TypeScript sources through tsx on every call took seconds. The bundle is
+// written under another name and renamed into place, so a call running at the same time never reads
+// half of it. Where the checkout is not writable, the sources run through tsx as before.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-await import('../src/cli/main.ts');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+  process.stdout.write(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version + '\n');
+  process.exit(0);
+}
+
+const bundle = join(root, 'dist', 'cli.js');
+
+function newest(dir) {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+function isCurrent() {
+  try {
+    return statSync(bundle).mtimeMs >= Math.max(newest(join(root, 'src')), statSync(join(root, 'package-lock.json')).mtimeMs);
+  } catch {
+    return false;
+  }
+}
+
+function build() {
+  const partial = join(root, 'dist', `.cli-${process.pid}.js`);
+  try {
+    mkdirSync(join(root, 'dist'), { recursive: true });
+    execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), 'src/cli/main.ts', partial], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    renameSync(partial, bundle);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (isCurrent() || build()) {
+  await import(pathToFileURL(bundle).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

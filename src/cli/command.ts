@@ -13,5 +13,7 @@ export interface Command {
   name: string;
   usage: string;
   summary: string;
+  /** Creates the data directory and database when they do not exist (others refuse to run without them). */
+  createsDatabase?: boolean;
   run(args: ParsedArgs, ctx: { app: Composition }): Promise<CommandResult>;
 }

@@ -10,7 +10,8 @@ function customerKeyFlag(args: ParsedArgs): string {
 export const customerCreate: Command = {
   name: 'customer create',
   usage: 'customer create --email E [--password P] [--name N] [--json]',
-  summary: 'Create a customer account; prints its customer key and API key once.',
+  summary: 'Create a customer account; prints its customer key and API key once. Creates the data directory and database when they do not exist.',
+  createsDatabase: true,
   async run(args, { app }) {
     const created = await app.services.customers.create({
       email: stringFlag(args, 'email', true),

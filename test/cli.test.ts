@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'latchkey.js');
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+interface Run { code: number; stdout: string; stderr: string }
+
+/** Runs the CLI as a user would, from `cwd`, with no LATCHKEY_* setting but those given. */
+function cli(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('LATCHKEY_')) clean[key] = value;
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd, env: { ...clean, ...env } }, (error, stdout, stderr) => {
+      done({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function scratch(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('--version prints the package version', async (t) => {
+  const dir = scratch(t);
+  assert.deepEqual(await cli(dir, ['--version']), { code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  assert.ok(!existsSync(join(dir, 'data')));
+});
+
+test('--help lists every command and the data directory, and every command has its own --help', async (t) => {
+  const dir = scratch(t);
+  const help = await cli(dir, ['--help']);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^Usage: latchkey <command>/);
+  assert.ok(help.stdout.includes(`Data directory: ${join(dir, 'data')}`), help.stdout);
+  const names = [...help.stdout.matchAll(/^ {2}((?:customer|site)(?: [a-z-]+)+?) (?=--|\[|\s)/gm)].map((m) => m[1]);
+  assert.ok(names.length >= 14, `commands found in --help: ${names.join(', ')}`);
+  for (const name of names) {
+    const one = await cli(dir, [...name.split(' '), '--help']);
+    assert.equal(one.code, 0, `${name} --help: ${one.stderr}`);
+    assert.ok(one.stdout.startsWith(`Usage: latchkey ${name}`), `${name} --help: ${one.stdout}`);
+    assert.match(one.stdout, /\nOptions:\n(\s+--[a-z-]+.*\n)+/, `${name} --help lists its options`);
+    assert.match(one.stdout, /  --json +print the result as one JSON line/);
+  }
+  assert.ok(!existsSync(join(dir, 'data')), '--help creates nothing');
+});
+
+test('a command refuses, exit 2, when the data directory has no database, and creates nothing', async (t) => {
+  const dir = scratch(t);
+  const text = await cli(dir, ['customer', 'list']);
+  assert.equal(text.code, 2);
+  assert.equal(text.stdout, '');
+  assert.ok(text.stderr.includes(`no database at ${join(dir, 'data', 'latchkey.sqlite')}`), text.stderr);
+  assert.ok(text.stderr.includes(`the data directory is ${join(dir, 'data')}`), text.stderr);
+  const json = await cli(dir, ['site', 'api-key', 'list', '--json'], { LATCHKEY_DATA_DIR: join(dir, 'elsewhere') });
+  assert.equal(json.code, 2);
+  assert.equal(JSON.parse(json.stderr).error, 'no_database');
+  assert.ok(!existsSync(join(dir, 'data')) && !existsSync(join(dir, 'elsewhere')), 'nothing was created');
+});
+
+test('customer create makes the data directory, says so, and later commands use it', async (t) => {
+  const dir = scratch(t);
+  const created = await cli(dir, ['customer', 'create', '--email', 'owner@example.com', '--json']);
+  assert.equal(created.code, 0, created.stderr);
+  assert.equal(created.stderr, `latchkey: creating a new database at ${join(dir, 'data', 'latchkey.sqlite')}\n`);
+  const customer = JSON.parse(created.stdout) as { customerId: number; customerKey: number; apiKey: string };
+  assert.ok(existsSync(join(dir, 'data', 'master.key')));
+  const listed = await cli(dir, ['customer', 'list', '--json']);
+  assert.deepEqual({ ...listed, stdout: JSON.parse(listed.stdout) }, {
+    code: 0, stderr: '', stdout: [{ customerId: customer.customerId, customerKey: customer.customerKey, email: 'owner@example.com', name: 'example.com' }],
+  });
+});
