@@ -150,7 +150,8 @@ describeEachStore('mail outbox and worker', (kind) => {
     }
   });
 
-  test('a stalled SMTP server (accepts, never greets) fails the attempt within its bound and it is retried', async (t) => {
+  // The test's own limit stands for "no hang": nodemailer's unbounded defaults would wait 30 s for a greeting.
+  test('a stalled SMTP server (accepts, never greets) fails the attempt within its bound and it is retried', { timeout: 15_000 }, async (t) => {
     const f = await mailFixture(t, kind);
     const sockets = new Set<Socket>();
     const stalled = createServer((socket) => { sockets.add(socket); socket.on('error', () => {}); });
@@ -168,6 +169,9 @@ describeEachStore('mail outbox and worker', (kind) => {
     assert.equal(row!.attempts, 1);
     assert.match(row!.lastError ?? '', /greeting|timeout/i);
     assert.ok(sockets.size >= 1, 'the server was reached');
+    f.clock.advance(RETRY.maxDelayMs * 2);
+    assert.equal(await worker.runOnce(), 0);
+    assert.equal((await listMails(f.store.db, f.customerId))[0]!.attempts, 2);
   });
 
   test('a mail still failing 3 days after enqueue is given up and keeps nothing secret', async (t) => {
