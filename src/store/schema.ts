@@ -120,6 +120,9 @@ export interface Database {
   oauth_clients: OauthClientsTable;
   customer_signing_keys: CustomerSigningKeysTable;
   oidc_models: OidcModelsTable;
+  magic_links: MagicLinksTable;
+  magic_link_pending_logins: MagicLinkPendingLoginsTable;
+  oauth_access_tokens: OauthAccessTokensTable;
 }
 
 /** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
@@ -285,4 +288,44 @@ export interface OidcModelsTable {
   /** Epoch ms; null = no expiry. */
   expires_at: number | null;
   consumed_at: number | null;
+}
+
+/** INVITE magic links; the token is never stored, only its SHA-256 (hex). */
+export interface MagicLinksTable {
+  id: Generated<number>;
+  customer_id: number;
+  user_id: number;
+  application_id: number;
+  /** 'INVITE' */
+  type: string;
+  token_hash: string;
+  redirect_uri: string | null;
+  expires_at: number;
+  created_at: number;
+  consumed_at: number | null;
+  revoked_at: number | null;
+  /** The generate request's correlationId (support and audit). */
+  correlation_id: string;
+}
+
+/** A consumed link waiting for its authenticator code; the browser's cookie holds the id, stored as SHA-256. */
+export interface MagicLinkPendingLoginsTable {
+  id_hash: string;
+  link_id: number;
+  customer_id: number;
+  /** Codes tried (reserved before each check). */
+  attempts: Generated<number>;
+  expires_at: number;
+}
+
+/** Access tokens of POST /oauth/token (client credentials), stored as SHA-256 only. */
+export interface OauthAccessTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  customer_id: number;
+  /** oauth_clients.id */
+  client_id: number;
+  scope: string;
+  expires_at: number;
+  created_at: number;
 }

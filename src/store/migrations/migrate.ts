@@ -13,6 +13,7 @@ import { mailOutboxMigration } from './0011-mail-outbox.ts';
 import { dropUserWireRecordMigration } from './0009-drop-user-wire-record.ts';
 import { applicationsMigration } from './0012-applications.ts';
 import { customerSigningKeysAndOidcMigration } from './0013-customer-signing-keys-and-oidc.ts';
+import { magicLinksMigration } from './0014-magic-links.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -30,6 +31,7 @@ export async function migrate(store: Store): Promise<void> {
     '0009-drop-user-wire-record': dropUserWireRecordMigration(),
     '0012-applications': applicationsMigration(store.dialect),
     '0013-customer-signing-keys-and-oidc': customerSigningKeysAndOidcMigration(store.dialect),
+    '0014-magic-links': magicLinksMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
