@@ -32,7 +32,7 @@ export interface MailWorkerOptions {
   from: string;
   /** Names this worker's claims; default `<hostname>:<pid>:<random>`. */
   workerId?: string;
-  /** Rows claimed (and sent concurrently) per batch. Default 20. */
+  /** Rows claimed (and sent concurrently, over the transport's pooled connections) per batch. Default 50. */
   batchSize?: number;
   /** Wait between batches when the outbox had nothing more. Default 1000 ms. */
   pollIntervalMs?: number;
@@ -58,7 +58,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const { db, dialect, sealer, clock, transport, logger } = options;
   const from = parseSender(options.from);
   const workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const batchSize = options.batchSize ?? 20;
+  const batchSize = options.batchSize ?? 50;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const leaseMs = options.leaseMs ?? 5 * 60_000;
 

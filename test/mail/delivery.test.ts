@@ -64,7 +64,9 @@ describeEachStore('mail outbox and worker', (kind) => {
   test('SMTP down: attempts fail with backoff, and the mail arrives once when it is back', async (t) => {
     const f = await mailFixture(t, kind);
     const smtp = await sink(t);
-    const worker = workerFor(t, f, smtp.url);
+    const logs: string[] = [];
+    const capture = (fields: object, message: string) => { logs.push(JSON.stringify({ ...fields, message })); };
+    const worker = workerFor(t, f, smtp.url, { logger: { info: capture, warn: capture, error: capture } });
     await smtp.stop();
     const link = newLink();
     await f.outbox.enqueue(f.store.db, { customerId: f.customerId, template: 'magic-link-invite', to: 'ada@example.test', params: inviteParams(link) });
@@ -93,6 +95,8 @@ describeEachStore('mail outbox and worker', (kind) => {
     assert.equal(smtp.messages.length, 1);
     assert.ok(smtp.messages[0]!.parsed.text?.includes(link));
     assert.deepEqual(await countMails(f.store.db, f.customerId), { pending: 0, sent: 1, failed: 0 });
+    assert.equal(logs.filter((line) => line.includes('will retry')).length, 2);
+    assert.ok(!logs.join('\n').includes(link.split('/').pop()!), 'the link is never logged');
   });
 
   test('a worker that claims and crashes: after the lease another worker sends the mail', async (t) => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { simpleParser } from 'mailparser';
-import { createEmlFileTransport } from '../../src/mail/transports/eml-file.ts';
+import { createMailTransport } from '../../src/mail/transports/choose.ts';
 import { createMailWorker } from '../../src/mail/worker.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { inviteParams, mailFixture, newLink } from './fixtures.ts';
@@ -18,7 +18,8 @@ describeEachStore('.eml file transport', (kind) => {
     const dir = join(dataDir, 'outbox');
     const worker = createMailWorker({
       db: f.store.db, dialect: f.store.dialect, sealer: f.sealer, clock: f.clock,
-      transport: createEmlFileTransport({ dir, clock: f.clock }), from: 'no-reply@latchkey.test', workerId: 'eml',
+      // No SMTP URL: the .eml transport under the data directory.
+      transport: createMailTransport({ dataDir, clock: f.clock }), from: 'no-reply@latchkey.test', workerId: 'eml',
     });
     const link = newLink();
     await f.outbox.enqueue(f.store.db, { customerId: f.customerId, template: 'magic-link-invite', to: 'ada@example.test', params: inviteParams(link) });
