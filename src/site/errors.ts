@@ -4,6 +4,7 @@
  * API-token body. Verifiers and services throw domain errors; this file picks status and body.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isMalformedMultipart } from '../http/app.ts';
 import { LatchkeyError, RateLimited, Unauthenticated } from '../lib/errors.ts';
 
 export interface SiteWireError {
@@ -176,7 +177,8 @@ export function frameworkError(error: FastifyError, _request: FastifyRequest, re
 /** Installs the site's error and not-found handlers. */
 export function installSiteErrors(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
-    const wire = toWire(error);
+    // busboy's errors (no boundary, a form cut short) are plain Errors: the client's bytes, not ours.
+    const wire = isMalformedMultipart(request, error) ? siteError(400, 'BAD_REQUEST', 'multipart body is malformed') : toWire(error);
     if (wire.status >= 500) request.log.error({ err: error }, 'unexpected error');
     return send(reply, wire);
   });
