@@ -26,7 +26,14 @@ export interface AdminApiOptions {
   groups: GroupsService;
   /** Further areas (MFA, magic links, …) mounted in the same signed scope. */
   areas?: ((app: FastifyInstance) => Promise<void>)[];
+  /**
+   * `Authorization: Bearer <access_token>` (POST /oauth/token), accepted instead of the signature
+   * only on routes whose config names a `bearerScope` (the magic-link routes).
+   */
+  bearer?: { authenticate(authorization: string, scope: string): Promise<Customer> };
 }
+
+const BEARER = /^\s*bearer\s/i;
 
 const DIGITS = /^[0-9]+$/;
 
@@ -50,7 +57,10 @@ export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Pro
 
   // Callback style, as every per-request hook here: an async hook costs Fastify a promise chain.
   app.addHook('onRequest', (request, _reply, done) => {
-    opts.authenticator.authenticate(request.headers).then((customer) => {
+    const scope = request.routeOptions.config?.bearerScope;
+    const authorization = request.headers.authorization;
+    const viaBearer = scope !== undefined && opts.bearer !== undefined && typeof authorization === 'string' && BEARER.test(authorization);
+    (viaBearer ? opts.bearer!.authenticate(authorization, scope) : opts.authenticator.authenticate(request.headers)).then((customer) => {
       request.customer = customer;
       done();
     }, done);

@@ -59,7 +59,9 @@ function notFound(style: AdminErrorStyle, error: NotFound, ctx: ErrorContext): W
     case 'delete-user':
       return { status: 403, body: NOT_AUTHORISED };
     case 'magic-link':
-      return { status: 404, body: { status: 'ERROR', statusCode: 404, message: 'The username does not exist.' } };
+      // Revoke with no active link: the spec's FAILED body. Generate: the user's or the application's.
+      if (error.entity === 'invite link') return { status: 404, body: { status: 'FAILED', message: error.message } };
+      return { status: 404, body: { status: 'ERROR', statusCode: 404, message: error.entity === 'application' ? error.message : 'The username does not exist.' } };
     case 'mfa':
       return { status: 404, body: { status: 'FAILED', message: USER_NOT_FOUND_MESSAGE } };
     case 'change-password':

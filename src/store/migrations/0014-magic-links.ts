@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db.ts';
 import { instant, notNull, withId } from './helpers.ts';
 
@@ -27,6 +27,10 @@ export function magicLinksMigration(dialect: Dialect) {
         .addColumn('correlation_id', 'text', notNull)
         .execute();
       await db.schema.createIndex('magic_links_user').on('magic_links').columns(['customer_id', 'user_id', 'application_id']).execute();
+      // At most one unused, unrevoked INVITE per user and application: two generates racing cannot
+      // both leave a live link (the loser retries and replaces the winner's).
+      await db.schema.createIndex('magic_links_one_open_invite').unique().on('magic_links').columns(['user_id', 'application_id'])
+        .where(sql.ref('consumed_at'), 'is', null).where(sql.ref('revoked_at'), 'is', null).where(sql.ref('type'), '=', 'INVITE').execute();
 
       // A link consumed by a user whose policy asks for an authenticator code: the browser holds the id.
       await db.schema.createTable('magic_link_pending_logins')
