@@ -1,0 +1,315 @@
+/**
+ * The customer's OpenID provider with a real relying party (openid-client) over real sockets:
+ * discovery, authorization code + PKCE after the magic-link landing's beginProviderLogin, the code
+ * redeemed with the application's client secret, the id_token verified against the JWKS from
+ * discovery (the same keys that verify the JWT application's id_token). The test plays the browser.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import Fastify from 'fastify';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import * as client from 'openid-client';
+import { compose, type Composition } from '../../src/compose.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
+import type { ProviderLogin } from '../../src/identity/oidc/service.ts';
+import { USE_THE_LINK_TITLE } from '../../src/identity/oidc/pages.ts';
+import { createTestClock } from '../../src/lib/clock.ts';
+import { createStore, type Store } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrations/migrate.ts';
+import { adminClient, testEnv, type AdminClient } from '../helpers/app.ts';
+import { authorizationRequest, Browser, discover, freePort } from '../helpers/relying-party.ts';
+import { describeEachStore, postgresSchema, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
+
+// Never contacted: the flow stops at the redirect and hands its URL to the relying party.
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+interface Node {
+  composition: Composition;
+  origin: string;
+}
+
+interface Deployment {
+  publicUrl: string;
+  nodes: Node[];
+  admin(customer: CreatedCustomer): AdminClient;
+  newCustomer(): Promise<CreatedCustomer>;
+}
+
+/** Stores on one database: `count` of them (SQLite: one file; PostgreSQL: the process's schema). */
+async function openStores(t: TestContext, kind: StoreKind, count: number): Promise<Store[]> {
+  if (kind === 'postgres') {
+    const stores = [await postgresStore()];
+    const schema = await postgresSchema();
+    for (let i = 1; i < count; i++) {
+      const store = await createStore(postgresUrl!, { schema, poolSize: 3 });
+      t.after(() => store.close());
+      stores.push(store);
+    }
+    return stores;
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'latchkey-oidc-')), 'latchkey.sqlite');
+  const stores: Store[] = [];
+  for (let i = 0; i < count; i++) {
+    const store = await createStore(file);
+    await migrate(store);
+    t.after(() => store.close());
+    stores.push(store);
+  }
+  return stores;
+}
+
+/** `count` nodes on one database with one master key, behind one public URL (the first node's address). */
+async function deploy(t: TestContext, kind: StoreKind, count = 1): Promise<Deployment> {
+  const stores = await openStores(t, kind, count);
+  const ports = await Promise.all(stores.map(() => freePort()));
+  const publicUrl = `http://127.0.0.1:${ports[0]}`;
+  const masterKey = randomBytes(32).toString('hex');
+  const nodes: Node[] = [];
+  for (const [index, store] of stores.entries()) {
+    const composition = await compose(loadConfig(testEnv({ LATCHKEY_PUBLIC_URL: publicUrl, LATCHKEY_MASTER_KEY: masterKey })), { store });
+    const identity = await composition.buildIdentityApp();
+    await identity.listen({ port: ports[index], host: '127.0.0.1' });
+    t.after(async () => { await identity.close(); await composition.close(); });
+    nodes.push({ composition, origin: `http://127.0.0.1:${ports[index]}` });
+  }
+  const first = nodes[0]!.composition;
+  const adminApp = await first.buildIdentityApp();
+  t.after(() => adminApp.close());
+  return {
+    publicUrl,
+    nodes,
+    admin: (customer) => adminClient(adminApp, customer, createTestClock(Date.now())),
+    newCustomer: () => first.services.customers.create({ email: `owner-${randomBytes(4).toString('hex')}@example.test` }),
+  };
+}
+
+interface Tenant {
+  customer: CreatedCustomer;
+  issuer: string;
+  applicationUuid: string;
+  clientSecret: string;
+  user: { id: number; username: string; email: string };
+}
+
+async function tenant(deployment: Deployment): Promise<Tenant> {
+  const customer = await deployment.newCustomer();
+  const admin = deployment.admin(customer);
+  const customerKey = Number(customer.customerKey);
+  const created = await admin.post('/admin/applications/create', { customerKey, name: 'Portal', type: 'OAUTH', redirectUris: [REDIRECT_URI], loginUrls: ['http://127.0.0.1:9/login'] });
+  assert.equal(created.statusCode, 200, created.body);
+  const { application, clientSecret } = created.json() as { application: { applicationUuid: string }; clientSecret: string };
+  const username = `alice${randomBytes(3).toString('hex')}`;
+  const userResponse = await admin.post('/admin/users/create', { customerKey, username, email: `${username}@example.test`, firstName: 'Alice', lastName: 'Liddell' });
+  assert.equal(userResponse.statusCode, 200, userResponse.body);
+  const user = await deployment.nodes[0]!.composition.services.users.findByLogin(customer.customerId, username);
+  assert.ok(user);
+  return {
+    customer,
+    issuer: `${deployment.publicUrl}/customers/${customer.customerKey}`,
+    applicationUuid: application.applicationUuid,
+    clientSecret,
+    user: { id: user.id, username: user.username, email: user.email },
+  };
+}
+
+/** Stands in for the magic-link landing's POST: what it does for an OAUTH application after consuming the link. */
+async function land(t: TestContext, deployment: Deployment, browser: Browser, login: ProviderLogin): Promise<string[]> {
+  const landing = Fastify();
+  landing.post('/magic/token', async (_request, reply) => {
+    await deployment.nodes[0]!.composition.services.oidc.beginProviderLogin(reply, login);
+    return reply.code(303).header('location', 'http://127.0.0.1:9/login').send();
+  });
+  t.after(() => landing.close());
+  const response = await landing.inject({ method: 'POST', url: '/magic/token' });
+  assert.equal(response.statusCode, 303);
+  const cookies = [response.headers['set-cookie'] ?? []].flat();
+  for (const line of cookies) browser.store(new URL(`${deployment.publicUrl}/magic/token`), line);
+  return cookies;
+}
+
+async function jwksOf(config: client.Configuration): Promise<JSONWebKeySet> {
+  const response = await fetch(config.serverMetadata().jwks_uri!);
+  assert.equal(response.status, 200);
+  return await response.json() as JSONWebKeySet;
+}
+
+const loginOf = (who: Tenant, amr = ['email']): ProviderLogin => ({ customerId: who.customer.customerId, userId: who.user.id, applicationUuid: who.applicationUuid, amr });
+
+describeEachStore('customer OpenID provider', (kind) => {
+  test('discovery, code + PKCE after the landing, id_token verified against the discovered JWKS, claims, userinfo; signJwt verifies too', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const metadata = config.serverMetadata();
+    assert.equal(metadata.issuer, alice.issuer);
+    assert.equal(metadata.jwks_uri, `${alice.issuer}/jwks`);
+    assert.ok(metadata.authorization_endpoint!.startsWith(`${alice.issuer}/`));
+    assert.ok(metadata.token_endpoint!.startsWith(`${alice.issuer}/`));
+    assert.deepStrictEqual(metadata.code_challenge_methods_supported, ['S256']);
+    assert.deepStrictEqual(metadata.response_types_supported, ['code']);
+    assert.deepStrictEqual(metadata.scopes_supported, ['openid', 'email', 'profile']);
+
+    const browser = new Browser();
+    const cookies = await land(t, deployment, browser, loginOf(alice));
+    assert.equal(cookies.length, 1);
+    assert.match(cookies[0]!, new RegExp(`^latchkey_login_ticket=[A-Za-z0-9_-]{43}; Path=/customers/${alice.customer.customerKey}/interaction; Max-Age=300; HttpOnly; SameSite=Lax$`));
+
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const { url, response } = await browser.follow(request.url, REDIRECT_URI);
+    assert.equal(response, undefined, `stopped at ${url.href} with ${response?.status}: ${await response?.text()}`);
+    const tokens = await client.authorizationCodeGrant(config, url, { pkceCodeVerifier: request.codeVerifier, expectedState: request.state, expectedNonce: request.nonce });
+    assert.equal(tokens.token_type.toLowerCase(), 'bearer');
+
+    const jwks = await jwksOf(config);
+    const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, createLocalJWKSet(jwks), { issuer: alice.issuer, audience: alice.applicationUuid });
+    assert.equal(protectedHeader.alg, 'RS256');
+    assert.equal(protectedHeader.kid, jwks.keys[0]!.kid);
+    assert.equal(payload.sub, String(alice.user.id));
+    assert.equal(payload.email, alice.user.email);
+    assert.equal(payload.preferred_username, alice.user.username);
+    assert.deepStrictEqual(payload.amr, ['email']);
+    assert.equal(payload.nonce, request.nonce);
+
+    const userinfo = await client.fetchUserInfo(config, tokens.access_token, String(alice.user.id));
+    assert.deepStrictEqual(userinfo, {
+      sub: String(alice.user.id), email: alice.user.email, email_verified: false, preferred_username: alice.user.username,
+      name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell',
+    });
+
+    // The JWT application's id_token is signed with the same key: it verifies against this JWKS.
+    const jwt = await deployment.nodes[0]!.composition.services.signingKeys.signJwt(alice.customer.customerId, { iss: alice.issuer, aud: 'jwt-app', sub: String(alice.user.id) }, { ttlSeconds: 300 });
+    await jwtVerify(jwt, createLocalJWKSet(jwks), { issuer: alice.issuer, audience: 'jwt-app' });
+
+    // The ticket was single use: a second authorization with a fresh browser and the same ticket stops at the page.
+    const replay = new Browser();
+    const again = await authorizationRequest(config, REDIRECT_URI);
+    const second = await replay.follow(again.url, REDIRECT_URI);
+    assert.ok(second.response);
+    assert.equal(second.response.status, 403);
+    const secondInteraction = await replay.fetch(second.url, {}, [cookies[0]!.split(';')[0]!]);
+    assert.equal(secondInteraction.status, 403);
+  });
+
+  test('without a ticket the flow stops at a page saying to use the link from the e-mail', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const browser = new Browser();
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const { url, response } = await browser.follow(request.url, REDIRECT_URI);
+    assert.ok(response, 'the flow reached the application without a sign-in');
+    assert.match(url.pathname, new RegExp(`^/customers/${alice.customer.customerKey}/interaction/[A-Za-z0-9_-]+$`));
+    assert.equal(response.status, 403);
+    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.equal(response.headers.get('content-security-policy'), "default-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'");
+    assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+    const html = await response.text();
+    assert.ok(html.includes(`<h1>${USE_THE_LINK_TITLE}</h1>`), html);
+    assert.ok(!/<(script|link|img|style)\b/i.test(html));
+  });
+
+  test('a ticket of customer A, or for another application, does not sign in at customer B or that application', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const bob = await tenant(deployment);
+    const browser = new Browser();
+    const [ticketCookie] = await land(t, deployment, browser, loginOf(alice));
+    const ticket = ticketCookie!.split(';')[0]!;
+
+    // At B's provider, with A's ticket sent along by hand (a browser would not even send it: its path is A's).
+    const bobConfig = await discover(bob.issuer, bob.applicationUuid, bob.clientSecret);
+    const atBob = await authorizationRequest(bobConfig, REDIRECT_URI);
+    const bobFlow = await browser.follow(atBob.url, REDIRECT_URI);
+    assert.ok(bobFlow.response);
+    const forced = await browser.fetch(bobFlow.url, {}, [ticket]);
+    assert.equal(forced.status, 403);
+    assert.ok((await forced.text()).includes(USE_THE_LINK_TITLE));
+
+    // Another OAUTH application of A: the ticket is for Portal only.
+    const admin = deployment.admin(alice.customer);
+    const other = await admin.post('/admin/applications/create', { customerKey: Number(alice.customer.customerKey), name: 'Other', type: 'OAUTH', redirectUris: [REDIRECT_URI] });
+    const { application, clientSecret } = other.json() as { application: { applicationUuid: string }; clientSecret: string };
+    const otherConfig = await discover(alice.issuer, application.applicationUuid, clientSecret);
+    const atOther = await authorizationRequest(otherConfig, REDIRECT_URI);
+    const otherFlow = await browser.follow(atOther.url, REDIRECT_URI);
+    assert.equal(otherFlow.response?.status, 403);
+
+    // Neither attempt spent it: at A, for Portal, it still signs in.
+    const aliceConfig = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const atAlice = await authorizationRequest(aliceConfig, REDIRECT_URI);
+    const aliceFlow = await browser.follow(atAlice.url, REDIRECT_URI);
+    assert.equal(aliceFlow.response, undefined);
+    const tokens = await client.authorizationCodeGrant(aliceConfig, aliceFlow.url, { pkceCodeVerifier: atAlice.codeVerifier, expectedState: atAlice.state, expectedNonce: atAlice.nonce });
+    assert.equal(tokens.claims()!.sub, String(alice.user.id));
+  });
+
+  test('unknown client_id, a client of another customer, no PKCE, a wrong secret and an unknown customer are refused', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const bob = await tenant(deployment);
+    const browser = new Browser();
+    const authorize = (issuer: string, params: Record<string, string>) => browser.fetch(`${issuer}/auth?${new URLSearchParams(params)}`);
+    const base = { response_type: 'code', scope: 'openid', redirect_uri: REDIRECT_URI, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+
+    for (const clientId of ['6f1c2b1e-0000-4000-8000-000000000000', bob.applicationUuid, alice.applicationUuid.toUpperCase(), 'not-a-uuid']) {
+      const response = await authorize(alice.issuer, { ...base, client_id: clientId });
+      assert.equal(response.status, 400, clientId);
+      const html = await response.text();
+      assert.ok(html.includes('invalid_client'), html);
+      assert.ok(!html.includes('<script'), html);
+    }
+    const { code_challenge: _c, code_challenge_method: _m, ...noPkce } = base;
+    const withoutPkce = await authorize(alice.issuer, { ...noPkce, client_id: alice.applicationUuid });
+    assert.equal(withoutPkce.status, 303);
+    const errorRedirect = new URL(withoutPkce.headers.get('location')!);
+    assert.equal(errorRedirect.searchParams.get('error'), 'invalid_request');
+
+    const wrongSecret = await fetch(`${alice.issuer}/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${alice.applicationUuid}:${bob.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT_URI, code_verifier: 'x'.repeat(43) }),
+    });
+    assert.equal(wrongSecret.status, 401);
+    assert.equal((await wrongSecret.json() as { error: string }).error, 'invalid_client');
+
+    for (const path of ['/customers/999999999999/.well-known/openid-configuration', '/customers/abc/.well-known/openid-configuration', '/customers/999999999999/interaction/x']) {
+      const response = await fetch(`${deployment.publicUrl}${path}`);
+      assert.equal(response.status, 404, path);
+    }
+  });
+
+  test('the private key is not in the database in clear; provider state is shared: a flow moves between two nodes', async (t) => {
+    const deployment = await deploy(t, kind, 2);
+    const [nodeA, nodeB] = deployment.nodes as [Node, Node];
+    const alice = await tenant(deployment);
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const browser = new Browser();
+    await land(t, deployment, browser, loginOf(alice, ['email', 'otp']));
+    // The authorization request on node A, the interaction and the resume on node B, the code redeemed at A.
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const first = await browser.fetch(request.url);
+    assert.equal(first.status, 303);
+    browser.route = (url) => new URL(`${url.pathname}${url.search}`, nodeB.origin);
+    const { url, response } = await browser.follow(new URL(first.headers.get('location')!, request.url), REDIRECT_URI);
+    assert.equal(response, undefined, `stopped at ${url.href}`);
+    const tokens = await client.authorizationCodeGrant(config, url, { pkceCodeVerifier: request.codeVerifier, expectedState: request.state, expectedNonce: request.nonce });
+    const jwksB = await (await fetch(`${nodeB.origin}/customers/${alice.customer.customerKey}/jwks`)).json() as JSONWebKeySet;
+    const { payload } = await jwtVerify(tokens.id_token!, createLocalJWKSet(jwksB), { issuer: alice.issuer, audience: alice.applicationUuid });
+    assert.deepStrictEqual(payload.amr, ['email', 'otp']);
+
+    const { db } = nodeA.composition.store;
+    const privateJwk = (await nodeB.composition.services.signingKeys.privateJwks(alice.customer.customerId)).keys[0]!;
+    const dump = JSON.stringify([
+      await db.selectFrom('customer_signing_keys').selectAll().execute(),
+      await db.selectFrom('oidc_models').selectAll().execute(),
+    ]);
+    for (const part of [privateJwk.d, privateJwk.p, privateJwk.q]) assert.ok(!dump.includes(part!), 'a private key part is in the database in clear');
+    assert.ok(!dump.includes(alice.clientSecret), 'the client secret is in the database');
+  });
+});
