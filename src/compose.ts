@@ -15,6 +15,9 @@ import { buildIdentityApp } from './identity/app.ts';
 import { createCustomersService, type CustomersService } from './identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from './identity/groups/service.ts';
 import { mfaArea } from './identity/mfa/routes.ts';
+import { oidcRoutes } from './identity/oidc/mount.ts';
+import { createOidcService, type OidcService } from './identity/oidc/service.ts';
+import { createSigningKeysService, type SigningKeysService } from './identity/signing-keys/service.ts';
 import { createMfaService, type MfaService } from './identity/mfa/service.ts';
 import { createReplayGuard } from './identity/replay-guard.ts';
 import { createUsersService, type UsersService } from './identity/users/service.ts';
@@ -38,6 +41,9 @@ export interface Services extends ApplicationServices {
   apiTokens: ApiTokensService;
   siteApiKeys: SiteApiKeysService;
   siteSettings: SiteSettingsService;
+  signingKeys: SigningKeysService;
+  /** The customers' OpenID providers; beginProviderLogin is the magic-link landing's way in. */
+  oidc: OidcService;
 }
 
 export interface Composition {
@@ -130,7 +136,9 @@ export async function compose(
   const siteApiKeys = createSiteApiKeysService({ db, clock, users, changes });
   const siteSettings = createSiteSettingsService({ db, clock });
   const applicationServices = createApplicationServices({ db, clock, masterKey });
-  const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings, ...applicationServices };
+  const signingKeys = createSigningKeysService({ db, sealer, clock });
+  const oidc = createOidcService({ db, clock, publicUrl: config.publicUrl, masterKey, customers, users, applications: applicationServices.applications, signingKeys });
+  const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings, ...applicationServices, signingKeys, oidc };
   const metrics = createMetricsRegistry();
 
   const replayGuard = config.admin.replayGuard
@@ -180,6 +188,7 @@ export async function compose(
       users,
       groups,
       areas: [mfaArea(mfa), ...applicationAreas(applicationServices)],
+      plugins: [oidcRoutes(oidc, config.publicUrl)],
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
       config, clock, db, changes, ping: store.ping, masterKey,

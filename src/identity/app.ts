@@ -17,6 +17,8 @@ export interface IdentityAppOptions extends AdminApiOptions {
   trustProxy?: boolean | number | string;
   /** Where the face counts its requests (the management interface serves them). */
   metrics?: MetricsRegistry;
+  /** Whole route sets outside /api (the customers' OpenID providers), each in its own context. */
+  plugins?: ((app: FastifyInstance) => Promise<void>)[];
 }
 
 export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
@@ -59,5 +61,6 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
   await app.register(healthRoutes, { ping: opts.ping });
   const { authenticator, users, groups, areas } = opts;
   for (const prefix of ['/api', '/moas/api']) await app.register(adminApi, { authenticator, users, groups, areas, prefix });
+  for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }
