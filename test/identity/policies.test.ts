@@ -72,6 +72,15 @@ describeEachStore('login policies API', (kind) => {
     assert.equal(json(await app.admin.post('/admin/policies/getall', { customerKey: app.ck }), 200).policies.length, 3);
   });
 
+  test('concurrent creates of the same policy: exactly one succeeds, the others are 409', async (t) => {
+    const app = await setup(t, kind);
+    const uuid = await createApplication(app.admin, app.ck);
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+      createPolicy(app.admin, app.ck, { applicationUuid: uuid, firstFactor: 'MAGIC_LINK', groupName: i % 2 ? 'Staff' : 'staff' })));
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409, 409, 409, 409, 409]);
+    assert.equal(json(await app.admin.post('/admin/policies/getall', { customerKey: app.ck }), 200).policies.length, 1);
+  });
+
   test('validation 400 naming the field; unknown application 404', async (t) => {
     const app = await setup(t, kind);
     const uuid = await createApplication(app.admin, app.ck);
