@@ -3,9 +3,11 @@
  * strict JSON parsing (no prototype poisoning), no type coercion, and a small body limit.
  */
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import Fastify, {
   errorCodes, LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
+import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import secureJson from 'secure-json-parse';
 import { Invalid, LatchkeyError } from '../lib/errors.ts';
@@ -85,6 +87,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
       if (options.frameworkErrors) return options.frameworkErrors(error, request as FastifyRequest, reply);
       reply.code(error.statusCode ?? 400).type('text/plain; charset=utf-8').send('Bad Request');
     },
+    clientErrorHandler(error: NodeJS.ErrnoException, socket) { answerClientError(error, socket, options.frameworkErrors); },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
   };
@@ -315,4 +318,62 @@ function formValues(body: unknown, inForm: boolean): unknown {
     values[key] = Array.isArray(part) ? part.map(one) : one(part);
   }
   return values;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests Node's parser refuses before Fastify sees them (issue 13 item 8).
+
+/** How long, and how many bytes, a refused connection is read and discarded before it is closed. */
+const LINGER_MS = 2000;
+const LINGER_BYTES = 1024 * 1024;
+
+/**
+ * Answers a request Node's HTTP parser refused (headers over the limit, Transfer-Encoding with
+ * Content-Length, bad framing) with a complete response in the face's error shape, then closes.
+ * Fastify's own handler destroys the socket at once: with the client's bytes still unread that is
+ * a reset, and the client never reads the answer. So the write side is closed first and the rest
+ * is read and discarded for a bounded time (nginx's lingering close).
+ */
+function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  render: HttpAppOptions['frameworkErrors'],
+): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const code = status === 431 ? 'LK_HEADER_OVERFLOW' : status === 408 ? 'LK_REQUEST_TIMEOUT' : 'LK_MALFORMED_REQUEST';
+  const { type, body } = renderClientError(render, Object.assign(new Error(code), { code, statusCode: status }));
+  if (socket.writable) {
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+      + `Connection: close\r\n\r\n${body}`);
+  }
+  let read = 0;
+  const close = () => { clearTimeout(timer); socket.destroy(); };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  socket.on('data', (chunk: Buffer) => { read += chunk.length; if (read > LINGER_BYTES) close(); });
+  socket.once('end', close);
+  socket.once('error', close);
+  socket.resume();
+}
+
+/** The face's own error body for `error`, got from its framework-error renderer with a stand-in reply. */
+function renderClientError(render: HttpAppOptions['frameworkErrors'], error: FastifyError): { type: string; body: string } {
+  let type = 'application/json; charset=utf-8';
+  let body: unknown = { statusCode: error.statusCode, error: STATUS_CODES[error.statusCode ?? 400] };
+  if (render) {
+    const reply = {
+      header() { return reply; },
+      headers() { return reply; },
+      code() { return reply; },
+      type(value: string) { type = value; return reply; },
+      send(value: unknown) { body = value; return reply; },
+    };
+    try {
+      render(error, {} as FastifyRequest, reply as unknown as FastifyReply);
+    } catch {
+      // The default body stands.
+    }
+  }
+  return { type, body: typeof body === 'string' ? body : JSON.stringify(body) };
 }

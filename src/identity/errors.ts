@@ -136,6 +136,9 @@ function clientMessage(error: FastifyError): string {
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_INVALID_URL': return 'request URL is not valid';
     case 'FST_ERR_MAX_PARAM_LENGTH': return 'request URL is too long';
+    case 'LK_HEADER_OVERFLOW': return 'request headers are too large';
+    case 'LK_MALFORMED_REQUEST': return 'request is malformed';
+    case 'LK_REQUEST_TIMEOUT': return 'request took too long to arrive';
     default:
       // The JSON parser's SyntaxError (malformed text, __proto__ or constructor.prototype keys).
       if (error.statusCode === 400 && (error as unknown) instanceof SyntaxError) return 'request body is not valid JSON';

@@ -30,6 +30,7 @@ export type SiteErrorName =
   | 'NOT_ACCEPTABLE'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
+  | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'TOO_MANY_REQUESTS'
   | 'INTERNAL_SERVER_ERROR'
@@ -94,6 +95,7 @@ const NAMES_BY_STATUS: Record<number, SiteErrorName> = {
   406: 'NOT_ACCEPTABLE',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
+  431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'TOO_MANY_REQUESTS',
 };
@@ -157,6 +159,9 @@ function clientMessage(error: FastifyError): string {
     case 'FST_INVALID_JSON_FIELD_ERROR': return 'a multipart field is not valid JSON';
     case 'FST_MP_PREMATURE_CLOSE': return 'request ended before the multipart body did';
     case 'FST_ERR_BAD_URL': return 'URL is malformed';
+    case 'LK_HEADER_OVERFLOW': return 'request headers are too large';
+    case 'LK_MALFORMED_REQUEST': return 'request is malformed';
+    case 'LK_REQUEST_TIMEOUT': return 'request took too long to arrive';
     default:
       // Fastify's JSON parse errors (malformed JSON, __proto__ keys) are 400s with a safe message.
       if (error.statusCode === 400) return 'request is malformed';
