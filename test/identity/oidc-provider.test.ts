@@ -21,7 +21,7 @@ import { USE_THE_LINK_TITLE } from '../../src/identity/oidc/pages.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
 import { createStore, type Store } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations/migrate.ts';
-import { adminClient, testEnv, type AdminClient } from '../helpers/app.ts';
+import { adminClient, build, testEnv, type AdminClient } from '../helpers/app.ts';
 import { authorizationRequest, Browser, discover, freePort } from '../helpers/relying-party.ts';
 import { describeEachStore, postgresSchema, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
 
@@ -312,4 +312,49 @@ describeEachStore('customer OpenID provider', (kind) => {
     for (const part of [privateJwk.d, privateJwk.p, privateJwk.q]) assert.ok(!dump.includes(part!), 'a private key part is in the database in clear');
     assert.ok(!dump.includes(alice.clientSecret), 'the client secret is in the database');
   });
+
+  test('behind an https public URL with a path: endpoints from the configuration (never the Host header), Secure SameSite=Lax cookies on the issuer path', async (t) => {
+    const app = await build(t, kind, { LATCHKEY_PUBLIC_URL: 'https://login.example.test/prefix' });
+    const key = app.customer.customerKey;
+    const issuer = `https://login.example.test/prefix/customers/${key}`;
+    const created = await app.admin.post('/admin/applications/create', { customerKey: Number(key), name: 'Portal', type: 'OAUTH', redirectUris: [REDIRECT_URI] });
+    const { applicationUuid } = (created.json() as { application: { applicationUuid: string } }).application;
+    const spoofed = { host: 'evil.test', 'x-forwarded-host': 'evil.test', 'x-forwarded-proto': 'http' };
+
+    const discovery = await app.identity.inject({ method: 'GET', url: `/customers/${key}/.well-known/openid-configuration`, headers: spoofed });
+    assert.equal(discovery.statusCode, 200);
+    const metadata = discovery.json() as Record<string, string>;
+    assert.equal(metadata.issuer, issuer);
+    assert.equal(metadata.authorization_endpoint, `${issuer}/auth`);
+    assert.equal(metadata.token_endpoint, `${issuer}/token`);
+    assert.equal(metadata.jwks_uri, `${issuer}/jwks`);
+    assert.equal(discovery.headers['cache-control'], 'no-store');
+
+    const authorize = await app.identity.inject({
+      method: 'GET',
+      url: `/customers/${key}/auth?${new URLSearchParams({ client_id: applicationUuid, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT_URI, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`,
+      headers: spoofed,
+    });
+    assert.equal(authorize.statusCode, 303, authorize.body);
+    const location = String(authorize.headers.location);
+    assert.match(location, new RegExp(`^/prefix/customers/${key}/interaction/[A-Za-z0-9_-]+$`));
+    const cookies = [authorize.headers['set-cookie'] ?? []].flat();
+    assert.ok(cookies.length > 0);
+    for (const cookie of cookies) {
+      const attributes = cookie.toLowerCase().split(/;\s*/);
+      assert.ok(attributes.includes('secure') && attributes.includes('httponly') && attributes.includes('samesite=lax'), cookie);
+      assert.ok(attributes.some((a) => a.startsWith(`path=/prefix/customers/${key}/`)), cookie);
+    }
+
+    const landing = Fastify();
+    landing.post('/magic/token', async (_request, reply) => {
+      await app.composition.services.oidc.beginProviderLogin(reply, { customerId: app.customer.customerId, userId: 1, applicationUuid, amr: ['email'] });
+      return reply.code(303).header('location', '/').send();
+    });
+    t.after(() => landing.close());
+    const landed = await landing.inject({ method: 'POST', url: '/magic/token' });
+    assert.match(String(landed.headers['set-cookie']), new RegExp(`^latchkey_login_ticket=[A-Za-z0-9_-]{43}; Path=/prefix/customers/${key}/interaction; Max-Age=300; HttpOnly; SameSite=Lax; Secure$`));
+    assert.equal(app.composition.services.oidc.customerIssuer(key), issuer);
+  });
 });
+
