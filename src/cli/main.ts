@@ -10,13 +10,17 @@ import { loadConfig, type Config } from '../config.ts';
 import { LatchkeyError } from '../lib/errors.ts';
 import { parseArgs, UsageError } from './args.ts';
 import type { Command } from './command.ts';
+import { appCommands } from './commands/app.ts';
 import { apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke } from './commands/api-token.ts';
 import { customerCreate, customerList, customerPasswordExpiry, customerRotateKey } from './commands/customer.ts';
+import { oauthClientCommands } from './commands/oauth-client.ts';
+import { policyCommands } from './commands/policy.ts';
 import { siteCommands } from './commands/site.ts';
 import { commandHelp, generalHelp } from './help.ts';
 
 const commands: Command[] = [customerCreate, customerList, customerRotateKey, customerPasswordExpiry, ...siteCommands];
 commands.push(apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke);
+commands.push(...appCommands, ...policyCommands, ...oauthClientCommands);
 
 /** The package's version: package.json above this file (src/cli/ when run from the sources, dist/ from the bundle). */
 export function version(): string {
