@@ -356,5 +356,33 @@ describeEachStore('customer OpenID provider', (kind) => {
     assert.match(String(landed.headers['set-cookie']), new RegExp(`^latchkey_login_ticket=[A-Za-z0-9_-]{43}; Path=/prefix/customers/${key}/interaction; Max-Age=300; HttpOnly; SameSite=Lax; Secure$`));
     assert.equal(app.composition.services.oidc.customerIssuer(key), issuer);
   });
+
+  test('a disabled user: the ticket does not sign in, and tokens issued before stop resolving to an account', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const admin = deployment.admin(alice.customer);
+    const customerKey = Number(alice.customer.customerKey);
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+
+    const browser = new Browser();
+    await land(t, deployment, browser, loginOf(alice));
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const signedIn = await browser.follow(request.url, REDIRECT_URI);
+    const tokens = await client.authorizationCodeGrant(config, signedIn.url, { pkceCodeVerifier: request.codeVerifier, expectedState: request.state, expectedNonce: request.nonce });
+
+    assert.equal((await admin.post('/admin/users/disable', { customerKey, username: alice.user.username })).statusCode, 200);
+    await assert.rejects(client.fetchUserInfo(config, tokens.access_token, String(alice.user.id)));
+    // The provider session is no way back in: the next authorization asks for the link again.
+    const again = await authorizationRequest(config, REDIRECT_URI);
+    const stopped = await browser.follow(again.url, REDIRECT_URI);
+    assert.equal(stopped.response?.status, 403, `${stopped.url.href}: ${await stopped.response?.text()}`);
+
+    const fresh = new Browser();
+    await land(t, deployment, fresh, loginOf(alice));
+    const withTicket = await authorizationRequest(config, REDIRECT_URI);
+    const refused = await fresh.follow(withTicket.url, REDIRECT_URI);
+    assert.equal(refused.response?.status, 403);
+    assert.ok((await refused.response.text()).includes(USE_THE_LINK_TITLE));
+  });
 });
 

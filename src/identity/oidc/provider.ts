@@ -41,10 +41,29 @@ export interface OidcProvider {
   on(event: string, listener: (...args: unknown[]) => void): void;
 }
 
-const { Provider, errors } = untyped as {
+interface PolicyContext { oidc: { session: { accountId?: string }; account?: unknown } }
+type Check = unknown;
+
+const { Provider, errors, interactionPolicy } = untyped as {
   Provider: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
   errors: { InvalidGrant: new (description: string) => Error };
+  interactionPolicy: {
+    base(): { get(name: string): { checks: Check[] } };
+    Check: (new (reason: string, description: string, error: string, check: (ctx: PolicyContext) => boolean) => Check) & { REQUEST_PROMPT: boolean; NO_NEED_TO_PROMPT: boolean };
+  };
 };
+
+/**
+ * oidc-provider's default prompts, plus: a session whose account is gone (user disabled or deleted
+ * since) asks for a login again, i.e. a new magic link. By default such a session fails the request.
+ */
+function interactionPolicyWithAccountCheck() {
+  const { base, Check } = interactionPolicy;
+  const policy = base();
+  policy.get('login').checks.push(new Check('account_unavailable', 'the signed-in account is no longer available', 'login_required',
+    (ctx) => (ctx.oidc.session.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT)));
+  return policy;
+}
 
 export const SCOPES = ['openid', 'email', 'profile'];
 
@@ -139,6 +158,7 @@ export async function createCustomerProvider(deps: ProviderDeps, customer: { id:
       userinfo: { enabled: true },
     },
     interactions: {
+      policy: interactionPolicyWithAccountCheck(),
       url: async (_ctx: unknown, interaction: { uid: string }) => `${issuerPath}/interaction/${interaction.uid}`,
     },
     cookies: {
