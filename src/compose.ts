@@ -15,6 +15,9 @@ import { buildIdentityApp } from './identity/app.ts';
 import { createCustomersService, type CustomersService } from './identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from './identity/groups/service.ts';
 import { mfaArea } from './identity/mfa/routes.ts';
+import { createMagicLinkParts } from './identity/magic-links/area.ts';
+import type { MagicLinksService } from './identity/magic-links/service.ts';
+import type { OauthTokenService } from './identity/oauth-token/service.ts';
 import { oidcRoutes } from './identity/oidc/mount.ts';
 import { createOidcService, type OidcService } from './identity/oidc/service.ts';
 import { createSigningKeysService, type SigningKeysService } from './identity/signing-keys/service.ts';
@@ -22,6 +25,7 @@ import { createMfaService, type MfaService } from './identity/mfa/service.ts';
 import { createReplayGuard } from './identity/replay-guard.ts';
 import { createUsersService, type UsersService } from './identity/users/service.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
+import type { MailWorker } from './mail/worker.ts';
 import { createSealer } from './lib/seal.ts';
 import { apiTokenArea, apiTokenVerifierFor } from './site/api-tokens/area.ts';
 import { createPurgeScheduler } from './site/api-tokens/scheduler.ts';
@@ -44,6 +48,8 @@ export interface Services extends ApplicationServices {
   signingKeys: SigningKeysService;
   /** The customers' OpenID providers; beginProviderLogin is the magic-link landing's way in. */
   oidc: OidcService;
+  magicLinks: MagicLinksService;
+  oauthTokens: OauthTokenService;
 }
 
 export interface Composition {
@@ -69,6 +75,8 @@ export interface Composition {
   checkMasterKey(): Promise<void>;
   /** Periodic jobs the server starts after listening and stops before closing the store. */
   background: BackgroundTask[];
+  /** Drains the mail outbox (also in `background`); tests run batches with runOnce(). */
+  mailWorker: MailWorker;
   close(): Promise<void>;
 }
 
@@ -138,7 +146,14 @@ export async function compose(
   const applicationServices = createApplicationServices({ db, clock, masterKey });
   const signingKeys = createSigningKeysService({ db, sealer, clock });
   const oidc = createOidcService({ db, clock, publicUrl: config.publicUrl, masterKey, customers, users, applications: applicationServices.applications, signingKeys });
-  const services: Services = { customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings, ...applicationServices, signingKeys, oidc };
+  const magic = createMagicLinkParts({
+    ...applicationServices, db, dialect: store.dialect, clock, sealer, users, mfa, signingKeys, oidc,
+    publicUrl: config.publicUrl, dataDir: config.dataDir, smtpUrl: config.smtpUrl,
+  });
+  const services: Services = {
+    customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings, ...applicationServices, signingKeys, oidc,
+    magicLinks: magic.magicLinks, oauthTokens: magic.oauthTokens,
+  };
   const metrics = createMetricsRegistry();
 
   const replayGuard = config.admin.replayGuard
@@ -161,7 +176,8 @@ export async function compose(
     store,
     masterKey,
     services,
-    background: replaySweep ? [apiTokenPurge, replaySweep] : [apiTokenPurge],
+    background: replaySweep ? [apiTokenPurge, replaySweep, magic.mailWorker] : [apiTokenPurge, magic.mailWorker],
+    mailWorker: magic.mailWorker,
     metrics,
     async checkMasterKey() {
       if (await customers.opensSealedKeys()) return;
@@ -187,8 +203,9 @@ export async function compose(
       authenticator,
       users,
       groups,
-      areas: [mfaArea(mfa), ...applicationAreas(applicationServices)],
-      plugins: [oidcRoutes(oidc, config.publicUrl)],
+      areas: [mfaArea(mfa), ...applicationAreas(applicationServices), magic.area],
+      bearer: magic.bearer,
+      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins],
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
       config, clock, db, changes, ping: store.ping, masterKey,
@@ -203,6 +220,10 @@ export async function compose(
       ...siteOverrides,
     }),
     // A store passed in belongs to the caller (tests share one per PostgreSQL schema).
-    close: overrides.store ? async () => {} : () => store.close(),
+    close: async () => {
+      await magic.mailWorker.stop();
+      magic.closeMail();
+      if (!overrides.store) await store.close();
+    },
   };
 }

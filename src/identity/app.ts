@@ -48,6 +48,9 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
           customerKey: { type: 'apiKey', in: 'header', name: 'Customer-Key' },
           timestamp: { type: 'apiKey', in: 'header', name: 'Timestamp' },
           signature: { type: 'apiKey', in: 'header', name: 'Authorization' },
+          // The magic-link routes' alternative: an access token from POST /oauth/token.
+          bearer: { type: 'http', scheme: 'bearer' },
+          clientBasic: { type: 'http', scheme: 'basic' },
         },
       },
       security: [{ customerKey: [], timestamp: [], signature: [] }],
@@ -59,8 +62,8 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, { ping: opts.ping });
-  const { authenticator, users, groups, areas } = opts;
-  for (const prefix of ['/api', '/moas/api']) await app.register(adminApi, { authenticator, users, groups, areas, prefix });
+  const { authenticator, users, groups, areas, bearer } = opts;
+  for (const prefix of ['/api', '/moas/api']) await app.register(adminApi, { authenticator, users, groups, areas, bearer, prefix });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }
