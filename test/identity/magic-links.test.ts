@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test, type TestContext } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { sql } from 'kysely';
 import { compose, type Composition } from '../../src/compose.ts';
@@ -77,8 +77,8 @@ async function setup(t: TestContext, kind: StoreKind): Promise<Env> {
   };
 }
 
-async function inject(env: Env, options: Parameters<FastifyInstance['inject']>[0]): Promise<LightMyRequestResponse> {
-  const response = await env.identity.inject(options as never);
+async function inject(env: Env, options: InjectOptions): Promise<LightMyRequestResponse> {
+  const response = await env.identity.inject(options);
   env.seen.push(response.body, JSON.stringify(response.headers));
   return response;
 }
@@ -121,7 +121,7 @@ async function linkFor(env: Env, to: string, count = 1): Promise<string> {
 }
 
 const path = (link: string) => new URL(link).pathname;
-const generate = (env: Env, body: Record<string, unknown>, admin = env.admin) => admin.post('/admin/magiclink/generate', body);
+const generate = (env: Env, body: Record<string, unknown> | string, admin = env.admin) => admin.post('/admin/magiclink/generate', body);
 
 const LANDING_HEADERS = (formAction: string) => ({
   'cache-control': 'no-store',
