@@ -384,5 +384,30 @@ describeEachStore('customer OpenID provider', (kind) => {
     assert.equal(refused.response?.status, 403);
     assert.ok((await refused.response.text()).includes(USE_THE_LINK_TITLE));
   });
+
+  test('single use under concurrency: of 10 consumptions of one ticket and 5 redemptions of one code, one each wins', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const { oidc } = deployment.nodes[0]!.composition.services;
+    const [line] = await land(t, deployment, new Browser(), loginOf(alice));
+    const value = line!.split(';')[0]!.split('=')[1]!;
+    const consumed = await Promise.all(Array.from({ length: 10 }, () => oidc.consumeTicket(alice.customer.customerId, value, alice.applicationUuid)));
+    assert.deepStrictEqual(consumed.filter(Boolean), [{ userId: alice.user.id, applicationUuid: alice.applicationUuid, amr: ['email'] }]);
+
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const browser = new Browser();
+    await land(t, deployment, browser, loginOf(alice));
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const { url } = await browser.follow(request.url, REDIRECT_URI);
+    const code = url.searchParams.get('code')!;
+    const redeem = () => fetch(`${alice.issuer}/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${alice.applicationUuid}:${alice.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: request.codeVerifier }),
+    }).then(async (response) => ({ status: response.status, body: await response.json() as { error?: string } }));
+    const results = await Promise.all(Array.from({ length: 5 }, redeem));
+    assert.equal(results.filter((r) => r.status === 200).length, 1, JSON.stringify(results));
+    for (const failed of results.filter((r) => r.status !== 200)) assert.deepStrictEqual([failed.status, failed.body.error], [400, 'invalid_grant']);
+  });
 });
 
