@@ -6,12 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Fastify from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { simpleParser } from 'mailparser';
 import * as client from 'openid-client';
 import { compose, type Composition } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -408,6 +409,40 @@ describeEachStore('customer OpenID provider', (kind) => {
     const results = await Promise.all(Array.from({ length: 5 }, redeem));
     assert.equal(results.filter((r) => r.status === 200).length, 1, JSON.stringify(results));
     for (const failed of results.filter((r) => r.status !== 200)) assert.deepStrictEqual([failed.status, failed.body.error], [400, 'invalid_grant']);
+  });
+
+  test('end to end through the real landing: generate, the link from the mail, POST, then the application\'s code + PKCE flow', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const { composition } = deployment.nodes[0]!;
+    const admin = deployment.admin(alice.customer);
+    const policy = await admin.post('/admin/policies/create', { customerKey: Number(alice.customer.customerKey), applicationUuid: alice.applicationUuid, firstFactor: 'MAGIC_LINK' });
+    assert.equal(policy.statusCode, 200, policy.body);
+    const generated = await admin.post('/admin/magiclink/generate', { username: alice.user.username, applicationUuid: alice.applicationUuid });
+    assert.equal(generated.statusCode, 200, generated.body);
+
+    // Without SMTP the mail is an .eml file under the data directory.
+    await composition.mailWorker.runOnce();
+    const outbox = join(composition.config.dataDir, 'outbox');
+    const files = readdirSync(outbox).filter((name) => name.endsWith('.eml'));
+    assert.equal(files.length, 1);
+    const mail = await simpleParser(readFileSync(join(outbox, files[0]!)));
+    const link = new RegExp(`${deployment.publicUrl}/magic/[A-Za-z0-9_-]+`).exec(mail.text ?? '')?.[0];
+    assert.ok(link, 'the mail holds the link');
+
+    const browser = new Browser();
+    const landed = await browser.fetch(link, { method: 'POST' });
+    assert.equal(landed.status, 303, await landed.text());
+    assert.equal(landed.headers.get('location'), 'http://127.0.0.1:9/login');
+
+    // The application (at its login URL) starts a standard authorization request: no question asked.
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const { url, response } = await browser.follow(request.url, REDIRECT_URI);
+    assert.equal(response, undefined, `stopped at ${url.href}`);
+    const tokens = await client.authorizationCodeGrant(config, url, { pkceCodeVerifier: request.codeVerifier, expectedState: request.state, expectedNonce: request.nonce });
+    const { payload } = await jwtVerify(tokens.id_token!, createLocalJWKSet(await jwksOf(config)), { issuer: alice.issuer, audience: alice.applicationUuid });
+    assert.deepStrictEqual([payload.sub, payload.email, payload.preferred_username, payload.amr], [String(alice.user.id), alice.user.email, alice.user.username, ['email']]);
   });
 });
 
