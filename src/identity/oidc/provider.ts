@@ -179,5 +179,9 @@ export async function createCustomerProvider(deps: ProviderDeps, customer: { id:
   // Koa reads the scheme and host from X-Forwarded-* headers, which the mount sets from the public
   // URL (never from the client): endpoints in discovery then always match the issuer.
   provider.proxy = true;
+  // The browser gets a generic server_error page; the operator gets the reason (never a token: messages only).
+  provider.on('server_error', (_ctx, error) => {
+    process.stderr.write(`latchkey: OpenID provider of customer ${customerId}: ${(error as Error)?.message ?? error}\n`);
+  });
   return provider;
 }
