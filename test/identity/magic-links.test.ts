@@ -513,6 +513,32 @@ describeEachStore('magic links', (kind) => {
   });
 });
 
+describeEachStore('magic-link landing: bad input', (kind) => {
+  test('malformed requests get a 4xx page with the landing headers, never a 500', async (t) => {
+    const env = await setup(t, kind);
+    const token = randomBytes(32).toString('base64url');
+    const cases: [InjectOptions, number][] = [
+      [{ method: 'POST', url: `/magic/${token}`, headers: { 'content-type': 'application/json' }, payload: '{' }, 400],
+      [{ method: 'POST', url: `/magic/${token}`, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }, 415],
+      [{ method: 'GET', url: `/magic/${'a'.repeat(99)}` }, 410],
+      [{ method: 'POST', url: '/magic/code', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'code=%00' }, 400],
+      [{ method: 'POST', url: '/magic/code', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'code=1&code=2' }, 410],
+      [{ method: 'POST', url: `/magic/${token}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=%ZZ' }, 410],
+    ];
+    for (const [options, status] of cases) {
+      const response = await inject(env, options);
+      assert.equal(response.statusCode, status, `${options.method} ${options.url}: ${response.body}`);
+      assert.match(String(response.headers['content-type']), /^text\/html/);
+      assert.match(response.body, /<h1>/);
+      assertLandingHeaders(response);
+    }
+    for (const line of env.logs) assert.ok(!line.includes(token), 'a log line holds the token');
+    // Longer than the router takes: refused before routing, in the face's standard body.
+    const long = await inject(env, { method: 'GET', url: `/magic/${'a'.repeat(300)}` });
+    assert.equal(long.statusCode, 414);
+  });
+});
+
 describeEachStore('POST /oauth/token', (kind) => {
   test('client credentials by Basic or form; RFC 6749 §5.1 and §5.2 bodies', async (t) => {
     const env = await setup(t, kind);
