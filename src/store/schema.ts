@@ -14,6 +14,11 @@ export interface CustomersTable {
   password_hash: string | null;
   /** Password expiry policy in days; null = passwords never expire. */
   password_expiry_days: number | null;
+  /** The console owner's authenticator secret (sealed), and one being enrolled; null when none. */
+  console_totp_sealed: Generated<string | null>;
+  console_totp_pending_sealed: Generated<string | null>;
+  /** The last accepted console code's time step (replay guard). */
+  console_totp_last_step: Generated<number | null>;
   created_at: number;
   updated_at: number;
 }
@@ -123,6 +128,7 @@ export interface Database {
   magic_links: MagicLinksTable;
   magic_link_pending_logins: MagicLinkPendingLoginsTable;
   oauth_access_tokens: OauthAccessTokensTable;
+  console_sessions: ConsoleSessionsTable;
 }
 
 /** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
@@ -328,4 +334,15 @@ export interface OauthAccessTokensTable {
   scope: string;
   expires_at: number;
   created_at: number;
+}
+
+/** Admin console sessions; the cookie holds the value, the table only its SHA-256. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  customer_id: number;
+  stage: 'code' | 'active';
+  attempts: Generated<number>;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
 }

@@ -14,6 +14,7 @@ import { dropUserWireRecordMigration } from './0009-drop-user-wire-record.ts';
 import { applicationsMigration } from './0012-applications.ts';
 import { customerSigningKeysAndOidcMigration } from './0013-customer-signing-keys-and-oidc.ts';
 import { magicLinksMigration } from './0014-magic-links.ts';
+import { consoleMigration } from './0015-console.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -32,6 +33,7 @@ export async function migrate(store: Store): Promise<void> {
     '0012-applications': applicationsMigration(store.dialect),
     '0013-customer-signing-keys-and-oidc': customerSigningKeysAndOidcMigration(store.dialect),
     '0014-magic-links': magicLinksMigration(store.dialect),
+    '0015-console': consoleMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
