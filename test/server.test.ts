@@ -1,19 +1,22 @@
 /**
  * The server and the CLI as users run them: child processes, real sockets, a temporary data
- * directory. First start, the CLI against a running server, exit codes, graceful shutdown, and
- * the API key at rest.
+ * directory. First start, the CLI against a running server, exit codes, graceful shutdown, the API
+ * key at rest, the management interface, the site's customer binding, and a node started without
+ * the master key of the node that created the database.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { after, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { postgresUrl } from './helpers/stores.ts';
 
 // A safety net against a hung child, not an assertion about speed.
 const LIMIT_MS = 120_000;
@@ -38,6 +41,7 @@ interface Deployment {
   env: Record<string, string>;
   identityUrl: string;
   siteUrl: string;
+  managementUrl: string;
 }
 
 async function newDeployment(t: TestContext): Promise<Deployment> {
@@ -45,6 +49,7 @@ async function newDeployment(t: TestContext): Promise<Deployment> {
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const identityPort = await freePort();
   const sitePort = await freePort();
+  const managementPort = await freePort();
   return {
     dataDir,
     env: {
@@ -52,10 +57,13 @@ async function newDeployment(t: TestContext): Promise<Deployment> {
       LATCHKEY_HOST: '127.0.0.1',
       LATCHKEY_IDENTITY_PORT: String(identityPort),
       LATCHKEY_SITE_PORT: String(sitePort),
+      // LATCHKEY_MANAGEMENT_HOST is left unset: the default (loopback) is under test.
+      LATCHKEY_MANAGEMENT_PORT: String(managementPort),
       LATCHKEY_LOG_LEVEL: 'debug',
     },
     identityUrl: `http://127.0.0.1:${identityPort}`,
     siteUrl: `http://127.0.0.1:${sitePort}`,
+    managementUrl: `http://127.0.0.1:${managementPort}`,
   };
 }
 
@@ -63,6 +71,7 @@ interface RunningServer {
   child: ChildProcess;
   /** Everything written to stdout so far. */
   stdout(): string;
+  stderr(): string;
   /** Resolves when stdout matches `pattern`. */
   waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
   /** Resolves when stdout has `count` lines matching `pattern`. */
@@ -70,12 +79,21 @@ interface RunningServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** package.json's start script, run as npm runs it (without npm in between, so signals reach the server). */
-const START_COMMAND: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
+/**
+ * package.json's start script, run as npm runs it (without npm in between, so signals reach the
+ * server), on a bundle of its own built once for this file: dist/main.js is shared with whoever else
+ * builds or runs at the same time.
+ */
+const BUNDLE = `dist/server-test-${process.pid}.js`;
+const START_COMMAND: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.replace('dist/main.js', BUNDLE);
+const built = spawnSync(process.execPath, ['scripts/build.mjs', 'src/main.ts', BUNDLE], { cwd: ROOT, encoding: 'utf8' });
+assert.equal(built.status, 0, built.stderr);
+after(() => rmSync(join(ROOT, BUNDLE), { force: true }));
 
 /** Starts the server as `npm start` does and resolves once both faces listen. */
-async function startServer(t: TestContext, deployment: Deployment, options: { site?: boolean } = {}): Promise<RunningServer> {
-  const child = spawn('sh', ['-c', START_COMMAND], {
+async function startServer(t: TestContext, deployment: Deployment): Promise<RunningServer> {
+  // exec: dash forks for `sh -c <command>`, and a signal to the shell would not reach the server.
+  const child = spawn('sh', ['-c', `exec ${START_COMMAND}`], {
     cwd: ROOT, env: childEnv(deployment.env), stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -106,8 +124,9 @@ async function startServer(t: TestContext, deployment: Deployment, options: { si
   };
   const escape = (url: string) => url.replace(/[.:/]/g, '\\$&');
   await waitFor(new RegExp(`Server listening at ${escape(deployment.identityUrl)}`));
-  if (options.site !== false) await waitFor(new RegExp(`Server listening at ${escape(deployment.siteUrl)}`));
-  return { child, stdout: () => out, waitFor, waitForLines, exited };
+  await waitFor(new RegExp(`Server listening at ${escape(deployment.siteUrl)}`));
+  await waitFor(new RegExp(`Server listening at ${escape(deployment.managementUrl)}`));
+  return { child, stdout: () => out, stderr: () => err, waitFor, waitForLines, exited };
 }
 
 async function stopServer(server: RunningServer): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -269,16 +288,145 @@ function slowPost(url: string, headers: Record<string, string>, body: string) {
   return { response, finish: () => finish() };
 }
 
-test('with several customers and no site customer key, the admin API runs and the site says why it is down', { timeout: LIMIT_MS }, async (t) => {
+const SEVERAL = 'several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves';
+
+test('with several customers and no site customer key: one line at startup, the site answers 503 with the reason, management /readyz says why', { timeout: LIMIT_MS }, async (t) => {
   const deployment = await newDeployment(t);
   const first = JSON.parse((await runCli(deployment, ['customer', 'create', '--email', 'one@example.test', '--json'])).stdout) as { customerKey: number; apiKey: string };
   assert.equal((await runCli(deployment, ['customer', 'create', '--email', 'two@example.test', '--json'])).code, 0);
 
-  const server = await startServer(t, deployment, { site: false });
-  await server.waitFor(/content site not started: several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY/);
-  assert.equal((await countUsers(deployment, first.customerKey, first.apiKey)).status, 200);
-  await assert.rejects(fetch(`${deployment.siteUrl}/healthz`), 'nothing listens on the site port');
+  const server = await startServer(t, deployment);
+  assert.equal(server.stderr(), `latchkey: content site not serving: ${SEVERAL}\n`);
+  const logged = server.stdout().split('\n').filter((line) => line.includes('content site not serving'));
+  assert.equal(logged.length, 1, 'logged once');
+  assert.equal(JSON.parse(logged[0]).reason, SEVERAL);
+  assert.equal((await countUsers(deployment, first.customerKey, first.apiKey)).status, 200, 'the admin API runs');
+
+  const unavailable = { status: 'error', error: 'SERVICE_UNAVAILABLE', code: '503', error_description: SEVERAL };
+  for (const [method, path] of [['GET', '/cms-json/cms/v2/posts'], ['POST', '/cms-json/api/v1/token'], ['GET', '/rest/api/2/myself'], ['GET', '/openapi.json']]) {
+    const response = await fetch(`${deployment.siteUrl}${path}`, { method });
+    assert.equal(response.status, 503, path);
+    assert.deepEqual(await response.json(), unavailable, path);
+  }
+  const health = await fetch(`${deployment.siteUrl}/healthz`);
+  assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }], 'the process is alive');
+  const ready = await fetch(`${deployment.siteUrl}/readyz`);
+  assert.deepEqual([ready.status, await ready.json()], [503, { status: 'unavailable' }], 'the public face gives no detail');
+  const identityReady = await fetch(`${deployment.identityUrl}/readyz`);
+  assert.deepEqual([identityReady.status, await identityReady.json()], [200, { status: 'ok' }]);
+  const managed = await fetch(`${deployment.managementUrl}/readyz`);
+  assert.equal(managed.status, 503);
+  assert.deepEqual(await managed.json(), { status: 'unavailable', checks: { database: 'ok', site: SEVERAL } });
   assert.deepEqual(await stopServer(server), { code: 0, signal: null });
+});
+
+test('a second customer created later does not change the customer the site serves, across a restart', { timeout: LIMIT_MS }, async (t) => {
+  const deployment = await newDeployment(t);
+  const first = await startServer(t, deployment);
+  const { customerKey, apiKey } = readBanner(first.stdout());
+  const password = 'a long password for the site';
+  const created = await fetch(`${deployment.identityUrl}/api/admin/users/create`, {
+    method: 'POST',
+    headers: signedHeaders(customerKey, apiKey),
+    body: JSON.stringify({ customerKey, username: 'siteuser', email: 'siteuser@example.test', firstName: 'S', lastName: 'U', password }),
+  });
+  assert.equal(created.status, 200, await created.text());
+  const login = () => fetch(`${deployment.siteUrl}/cms-json/api/v1/token`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'siteuser', password }),
+  });
+  assert.equal((await login()).status, 200);
+
+  assert.equal((await runCli(deployment, ['customer', 'create', '--email', 'second@example.test', '--json'])).code, 0);
+  assert.deepEqual(await stopServer(first), { code: 0, signal: null });
+
+  const second = await startServer(t, deployment);
+  assert.equal(second.stderr(), '', 'no complaint: the site keeps its customer');
+  const again = await login();
+  assert.equal(again.status, 200, await again.clone().text());
+  assert.equal(typeof (await again.json() as { jwt_token?: unknown }).jwt_token, 'string');
+  const managed = await fetch(`${deployment.managementUrl}/readyz`);
+  assert.deepEqual([managed.status, await managed.json()], [200, { status: 'ok', checks: { database: 'ok', site: 'ok' } }]);
+  assert.deepEqual(await stopServer(second), { code: 0, signal: null });
+});
+
+test('the management interface serves both faces\' metrics and health on loopback; the public faces do not serve /metrics', { timeout: LIMIT_MS }, async (t) => {
+  const deployment = await newDeployment(t);
+  const server = await startServer(t, deployment);
+  await fetch(`${deployment.identityUrl}/healthz`);
+  await fetch(`${deployment.siteUrl}/healthz`);
+  for (const base of [deployment.identityUrl, deployment.siteUrl]) {
+    const response = await fetch(`${base}/metrics`);
+    assert.equal(response.status, 404, base);
+  }
+  const metrics = await fetch(`${deployment.managementUrl}/metrics`);
+  assert.equal(metrics.status, 200);
+  const text = await metrics.text();
+  assert.match(text, /^latchkey_http_requests_total\{face="identity",method="GET",route="\/healthz",status_code="200"\} 1$/m);
+  assert.match(text, /^latchkey_http_requests_total\{face="site",method="GET",route="\/healthz",status_code="200"\} 1$/m);
+  assert.match(text, /^latchkey_http_requests_total\{face="identity",method="GET",route="unmatched",status_code="404"\} 1$/m);
+  const health = await fetch(`${deployment.managementUrl}/healthz`);
+  assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
+  assert.deepEqual(await stopServer(server), { code: 0, signal: null });
+});
+
+/** Runs the server with `env` until it exits on its own (it is expected not to start). */
+function runServerToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, reject) => {
+    const child = spawn('sh', ['-c', `exec ${START_COMMAND}`], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.on('error', reject);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+const KEY_MISSING = /^latchkey: the master key does not open this database's secrets: set LATCHKEY_MASTER_KEY \(or copy master\.key from the data directory of the node that created the database to (\S+)\) to that node's key\n$/;
+
+/** Node A creates the database and its first customer; node B, another data dir on the same database without A's key, must not start. */
+async function secondNodeWithoutTheKey(t: TestContext, databaseUrl: string | undefined) {
+  const a = await newDeployment(t);
+  const b = await newDeployment(t);
+  const url = databaseUrl ?? join(a.dataDir, 'latchkey.sqlite');
+  a.env.LATCHKEY_DATABASE_URL = url;
+  b.env.LATCHKEY_DATABASE_URL = url;
+  const nodeA = await startServer(t, a);
+  const { customerKey, apiKey } = readBanner(nodeA.stdout());
+
+  const refused = await runServerToExit(b.env);
+  assert.equal(refused.code, 1);
+  const match = KEY_MISSING.exec(refused.stderr);
+  assert.ok(match, `stderr: ${refused.stderr}`);
+  assert.equal(match[1], join(b.dataDir, 'master.key'));
+  assert.doesNotMatch(refused.stderr + refused.stdout, /\n\s+at /, 'no stack trace');
+
+  // A wrong key given in the environment: named as such.
+  const wrong = await runServerToExit({ ...b.env, LATCHKEY_MASTER_KEY: 'ab'.repeat(32) });
+  assert.equal(wrong.code, 1);
+  assert.equal(wrong.stderr, "latchkey: the master key in LATCHKEY_MASTER_KEY does not open this database's secrets: set LATCHKEY_MASTER_KEY to the master key of the node that created the database\n");
+
+  // With A's key shared, B starts and accepts A's signed requests.
+  const shared = { ...b, env: { ...b.env, LATCHKEY_MASTER_KEY: readFileSync(join(a.dataDir, 'master.key'), 'utf8').trim() } };
+  const nodeB = await startServer(t, shared);
+  assert.equal((await countUsers(shared, customerKey, apiKey)).status, 200);
+  assert.deepEqual(await stopServer(nodeB), { code: 0, signal: null });
+  assert.deepEqual(await stopServer(nodeA), { code: 0, signal: null });
+}
+
+test('a second node without the first node\'s master key exits 1 with one line saying so (SQLite file shared)', { timeout: LIMIT_MS }, async (t) => {
+  await secondNodeWithoutTheKey(t, undefined);
+});
+
+test('a second node without the first node\'s master key exits 1 with one line saying so (PostgreSQL)', { timeout: LIMIT_MS, skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, async (t) => {
+  const schema = `lk_server_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  t.after(async () => { await admin.query(`drop schema if exists ${schema} cascade`); await admin.end(); });
+  const url = new URL(postgresUrl!);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  await secondNodeWithoutTheKey(t, url.toString());
 });
 
 test('SIGTERM lets in-flight requests complete, then the process exits 0', { timeout: LIMIT_MS }, async (t) => {

@@ -85,6 +85,8 @@ export interface SiteAppOptions {
   metrics?: MetricsRegistry;
   /** fetch used to reach the third-party provider (tests). */
   providerFetch?: typeof fetch;
+  /** Installs the per-address rate limits (http/rate-limit.ts) before any route. */
+  rateLimits?: (app: FastifyInstance) => Promise<void>;
 }
 
 /** What the server, CLI and tests may change when building the site from a composition. */
@@ -163,7 +165,8 @@ async function buildUnavailableSite(opts: SiteAppOptions, reason: string): Promi
   installSiteErrors(app);
   app.log.error({ reason }, `content site not serving: ${reason}`);
   await app.register(healthRoutes, { ping: opts.ping, notReady: () => reason });
-  app.setNotFoundHandler((_request, reply) => { send(reply, siteError(503, 'SERVICE_UNAVAILABLE', reason)); });
+  // Every other path, existing or not: the site cannot tell which routes it would have.
+  app.all('*', async (_request, reply) => send(reply, siteError(503, 'SERVICE_UNAVAILABLE', reason)));
   return app;
 }
 
@@ -258,6 +261,7 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
   // First, so the counting hook reaches every route registered after it.
   opts.metrics?.instrument(app, 'site');
   installSiteErrors(app);
+  await opts.rateLimits?.(app);
   await app.register(swagger, siteOpenApi(siteUrl));
   if (providerWanted && !provider) app.log.info('site: the provider method is enabled but no provider is configured; provider tokens are refused');
   app.log.info({ customerId, methods, jwtAlg: site.jwtAlg, fromCli }, 'site: bound to customer');

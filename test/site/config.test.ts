@@ -3,8 +3,13 @@
  * every node, applied at start), `site config --json` (never secrets), and binding the site to its
  * customer (clear errors when there is none, several, or the configured key names no one).
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { siteNotReady } from '../../src/site/app.ts';
+import { createStore, type Store } from '../../src/store/db.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { compose } from '../../src/compose.ts';
@@ -64,20 +69,100 @@ describeEachStore('site settings from the CLI', (kind) => {
   });
 });
 
-test('binding: no customer, several customers, or an unknown key each stop the site with a clear message', async (t) => {
-  const empty = await compose(loadConfig(testEnv()));
-  t.after(() => empty.close());
-  await assert.rejects(empty.buildSiteApp(), { message: 'the content site needs a customer: create one with `latchkey customer create --email E`' });
-  const first = await empty.services.customers.create({ email: 'one@example.test' });
-  const site = await empty.buildSiteApp();
-  t.after(() => site.close());
-  assert.equal(site.hasRoute({ method: 'GET', url: POSTS_PATH }), true, 'the only customer is bound');
-  await empty.services.customers.create({ email: 'two@example.test' });
-  await assert.rejects(empty.buildSiteApp(), { message: 'several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves' });
-  await assert.rejects(empty.buildSiteApp({ customerKey: '999999999' }), { message: 'LATCHKEY_SITE_CUSTOMER_KEY=999999999 names no customer: create it or fix the key' });
-  const bound = await empty.buildSiteApp({ customerKey: first.customerKey });
-  await bound.close();
-});
+/** A composition on a store of its own: a new in-memory SQLite database, or a new PostgreSQL schema. */
+async function freshComposition(t: TestContext, kind: 'sqlite' | 'postgres', logs?: string[]) {
+  let store: Store;
+  if (kind === 'sqlite') {
+    store = await createStore(':memory:');
+  } else {
+    const schema = `lk_bind_${process.pid}_${randomBytes(3).toString('hex')}`;
+    store = await createStore(postgresUrl!, { schema, poolSize: 2 });
+    t.after(async () => {
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    });
+  }
+  const logStream = logs ? { write: (line: string) => { logs.push(line); } } : undefined;
+  const app = await compose(loadConfig(testEnv({ LATCHKEY_LOG_LEVEL: 'info' })), { store, logStream });
+  t.after(async () => { await app.close(); await store.close(); });
+  return app;
+}
+
+const NEEDS_A_CUSTOMER = 'the content site needs a customer: create one with `latchkey customer create --email E`';
+const SEVERAL = 'several customers exist: set LATCHKEY_SITE_CUSTOMER_KEY to the customer key the content site serves';
+
+/** The site answers every route with 503 and `reason` in the site shape, and says it is not ready. */
+async function assertUnavailable(site: FastifyInstance, reason: string) {
+  assert.equal(siteNotReady(site), reason);
+  const body = { status: 'error', error: 'SERVICE_UNAVAILABLE', code: '503', error_description: reason };
+  for (const [method, url] of [['GET', POSTS_PATH], ['POST', TOKEN_PATH], ['GET', '/rest/api/2/myself'], ['GET', '/no/such/route']] as const) {
+    const response = await site.inject({ method, url });
+    assert.equal(response.statusCode, 503, url);
+    assert.deepEqual(response.json(), body, url);
+  }
+  assert.deepEqual((await site.inject({ url: '/readyz' })).json(), { status: 'unavailable' });
+  assert.equal((await site.inject({ url: '/readyz' })).statusCode, 503);
+  assert.equal((await site.inject({ url: '/healthz' })).statusCode, 200);
+}
+
+for (const kind of ['sqlite', 'postgres'] as const) {
+  const skip = kind === 'postgres' && !postgresUrl ? 'LATCHKEY_TEST_POSTGRES_URL is not set' : false;
+
+  test(`binding [${kind}]: the site records the only customer and keeps serving it when a second one is created`, { skip }, async (t) => {
+    const app = await freshComposition(t, kind);
+    const first = await app.services.customers.create({ email: 'one@example.test' });
+    const site = await app.buildSiteApp();
+    t.after(() => site.close());
+    assert.equal(siteNotReady(site), undefined);
+    const key = (await app.services.siteApiKeys.create(first.customerId, {})).apiKey;
+    assert.equal((await site.inject({ url: POSTS_PATH, headers: bearer(key) })).statusCode, 200);
+
+    await app.services.customers.create({ email: 'two@example.test' });
+    // A restart, and a `site config reset` in between: the binding is not a CLI setting.
+    await app.services.siteSettings.reset();
+    const restarted = await app.buildSiteApp();
+    t.after(() => restarted.close());
+    assert.equal(siteNotReady(restarted), undefined, 'still bound');
+    assert.equal((await restarted.inject({ url: POSTS_PATH, headers: bearer(key) })).statusCode, 200, 'the first customer\'s key works');
+    assert.equal(await app.services.siteSettings.boundCustomerKey(), first.customerKey);
+
+    // LATCHKEY_SITE_CUSTOMER_KEY still wins over the recorded binding.
+    const second = (await app.services.customers.list()).find((c) => c.customerKey !== first.customerKey)!;
+    const configured = await app.buildSiteApp({ customerKey: second.customerKey });
+    t.after(() => configured.close());
+    assertJson(await configured.inject({ url: POSTS_PATH, headers: bearer(key) }), 401, siteError(401, 'INVALID_API_KEY', 'API key is invalid or expired.'));
+  });
+
+  test(`binding [${kind}]: no customer, several with none recorded, or an unknown key: the site answers 503 with the reason and logs it once`, { skip }, async (t) => {
+    const logs: string[] = [];
+    const app = await freshComposition(t, kind, logs);
+    const empty = await app.buildSiteApp();
+    t.after(() => empty.close());
+    await assertUnavailable(empty, NEEDS_A_CUSTOMER);
+
+    await app.services.customers.create({ email: 'one@example.test' });
+    await app.services.customers.create({ email: 'two@example.test' });
+    logs.length = 0;
+    const ambiguous = await app.buildSiteApp();
+    t.after(() => ambiguous.close());
+    await assertUnavailable(ambiguous, SEVERAL);
+    const logged = logs.map((line) => JSON.parse(line) as { level: number; msg: string; reason?: string }).filter((r) => r.reason !== undefined);
+    assert.deepEqual(logged.map((r) => [r.level, r.msg, r.reason]), [[50, `content site not serving: ${SEVERAL}`, SEVERAL]]);
+    assert.equal(await app.services.siteSettings.boundCustomerKey(), undefined, 'nothing is recorded when ambiguous');
+
+    const unknown = await app.buildSiteApp({ customerKey: '999999999' });
+    t.after(() => unknown.close());
+    await assertUnavailable(unknown, 'LATCHKEY_SITE_CUSTOMER_KEY=999999999 names no customer: create it or fix the key');
+
+    const management = await app.buildManagementApp({ siteNotReady: () => siteNotReady(ambiguous) });
+    t.after(() => management.close());
+    const ready = await management.inject({ url: '/readyz' });
+    assert.equal(ready.statusCode, 503);
+    assert.deepEqual(ready.json(), { status: 'unavailable', checks: { database: 'ok', site: SEVERAL } });
+  });
+}
 
 test('CLI: site config --json shows the effective settings and never a secret; set and reset', async (t) => {
   const env = fileTestEnv({
