@@ -6,6 +6,10 @@ export interface CommandResult {
   json: unknown;
   /** Printed otherwise. */
   text: string;
+  /** The command wrote its output itself (a stream to stdout): nothing more is printed. */
+  printed?: boolean;
+  /** The process's exit code, when not 0 (1: done in part, e.g. some import rows failed). */
+  exitCode?: number;
 }
 
 export interface Command {

@@ -19,6 +19,9 @@ const OPTIONS: Record<string, string> = {
   'editor-group': 'group whose members may write posts',
   'editor-roles': 'user roles that may write posts, comma-separated',
   'admin-group': 'group whose members administer API keys and tokens',
+  format: 'csv or jsonl (default: from the file name, else csv on export)',
+  out: 'write to this file (0600) instead of stdout',
+  'include-password-hashes': 'add a passwordHash column (argon2id, or an imported argon2i/bcrypt hash)',
   json: 'print the result as one JSON line (errors as JSON on stderr)',
   help: 'show this help',
 };
