@@ -1,9 +1,12 @@
 /**
  * Password hashing (argon2id, OWASP's m=19 MiB, t=2, p=1) and the password rule: 8 to 128
  * characters, no composition rules, common passwords refused (NIST SP 800-63B §5.1.1.2).
+ * Hashes imported from other systems (argon2i/argon2id PHC strings, bcrypt) verify by their format
+ * and say they need a rehash to the service's argon2id.
  */
 import { availableParallelism } from 'node:os';
 import argon2 from 'argon2';
+import bcrypt from 'bcryptjs';
 import { Invalid } from './errors.ts';
 
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
@@ -51,9 +54,39 @@ export function hashPassword(password: string): Promise<string> {
   return withArgon2Slot(() => argon2.hash(password, ARGON2_OPTIONS));
 }
 
-/** Constant-time verification; a malformed stored hash verifies as false. */
+/**
+ * The PHC string format: the reference encoder writes m,t,p and node-argon2 m,p,t; the version part is
+ * optional as in argon2 1.0.
+ */
+const ARGON2_HASH = /^\$argon2(?:id|i)\$(?:v=\d+\$)?[mtp]=\d+,[mtp]=\d+,[mtp]=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
+/** Modular crypt: $2a$/$2b$/$2y$, cost 04..31, 22 characters of salt and 31 of digest. */
+const BCRYPT_HASH = /^\$2[aby]\$(?:0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
+
+export type HashFormat = 'argon2' | 'bcrypt';
+
+/** The format of a stored or imported hash, or undefined when it is neither argon2i/argon2id nor bcrypt. */
+export function hashFormat(hash: string): HashFormat | undefined {
+  if (ARGON2_HASH.test(hash)) return 'argon2';
+  if (BCRYPT_HASH.test(hash)) return 'bcrypt';
+  return undefined;
+}
+
+/** Whether a verified hash should be replaced by hashPassword's: another algorithm or other parameters. */
+export function needsRehash(hash: string): boolean {
+  if (!hash.startsWith('$argon2id$') || hashFormat(hash) !== 'argon2') return true;
+  try {
+    return argon2.needsRehash(hash, ARGON2_OPTIONS);
+  } catch {
+    return true;
+  }
+}
+
+/** Constant-time verification by the hash's format; a malformed stored hash verifies as false. */
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   try {
+    // bcryptjs's asynchronous compare runs in slices on the event loop (pure JS, no native build);
+    // only imported users carry such hashes, until their first login replaces them.
+    if (hashFormat(hash) === 'bcrypt') return await bcrypt.compare(password, hash);
     return await withArgon2Slot(() => argon2.verify(hash, password));
   } catch {
     return false;

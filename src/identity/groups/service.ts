@@ -30,6 +30,8 @@ export interface GroupsService {
   setUserGroups(db: Executor, customerId: number, userId: number, assignments: ResolvedAssignment[]): Promise<void>;
   joinDefaultGroup(db: Executor, customerId: number, userId: number): Promise<void>;
   groupNamesByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, string[]>>;
+  /** Creates the groups of `names` that do not exist (plain, no attributes) in the caller's transaction. */
+  createMissing(db: Executor, customerId: number, names: string[]): Promise<void>;
 }
 
 /** Fetches one row more than asked, to know whether another batch exists. */
@@ -132,5 +134,18 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
     },
 
     groupNamesByUser: (exec, customerId, userIds) => repo.groupNamesByUser(exec, customerId, userIds),
+
+    async createMissing(exec, customerId, names) {
+      if (names.length === 0) return;
+      await repo.lockCustomerGroups(exec, customerId);
+      const known = new Set((await repo.findGroupsByNames(exec, customerId, names)).map((g) => g.name.trim().toLowerCase()));
+      const now = clock.now();
+      for (const name of names) {
+        const key = name.trim().toLowerCase();
+        if (known.has(key)) continue;
+        known.add(key);
+        await repo.insertGroup(exec, customerId, { name, isDefault: false, isCustomerDefault: false, attributes: {}, now });
+      }
+    },
   };
 }

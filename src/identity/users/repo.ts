@@ -13,7 +13,7 @@ export const BUCKET_BITS = 10;
 
 export const normalise = (value: string): string => value.trim().toLowerCase();
 
-function toUser(row: Selectable<UsersTable>): User {
+export function toUser(row: Selectable<UsersTable>): User {
   return {
     id: row.id,
     customerId: row.customer_id,

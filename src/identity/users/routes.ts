@@ -28,7 +28,7 @@ const groupObject = {
   },
 } as const;
 
-const userWriteProperties = {
+export const userWriteProperties = {
   customerKey: customerKeySchema,
   username: nameString(100),
   email: emailString,

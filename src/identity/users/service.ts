@@ -6,12 +6,13 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { Conflict, Invalid, UserNotFound } from '../../lib/errors.ts';
 import { newGuid } from '../../lib/ids.ts';
-import { checkPasswordRule, hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
+import { checkPasswordRule, hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
 import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
+import { rehashPassword } from './import-repo.ts';
 import * as repo from './repo.ts';
 import type { User, UserInput, UserWithGroups } from './types.ts';
 
@@ -41,6 +42,13 @@ export interface UsersService {
   verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined>;
   setSecondFactorType(db: Executor, customerId: number, userId: number, type: string): Promise<void>;
   findUsersByEmails(db: Executor, customerId: number, emails: string[]): Promise<User[]>;
+  /**
+   * create inside the caller's transaction with the password already hashed (bulk import): the same
+   * rules and writes; a unique-index failure is left to the caller. @throws Invalid
+   */
+  createIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | null): Promise<User>;
+  /** update likewise: `passwordHash` undefined keeps the password. @throws NotFound, Invalid */
+  updateIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | undefined): Promise<User>;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -112,33 +120,64 @@ export function createUsersService(deps: {
     return emailTaken();
   }
 
+  /** create's rules: the e-mail to store. @throws Invalid */
+  function checkNewUser(input: UserInput): string {
+    const email = input.email ?? (EMAIL.test(input.username) ? input.username : undefined);
+    if (email === undefined) throw new Invalid('email', 'is required');
+    if (input.firstName === undefined) throw new Invalid('firstName', 'is required');
+    if (input.lastName === undefined) throw new Invalid('lastName', 'is required');
+    if (input.password !== undefined) checkPasswordRule(input.password);
+    return email;
+  }
+
+  async function insertNew(trx: Executor, customerId: number, input: UserInput, email: string, passwordHash: string | null): Promise<User> {
+    const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
+    const user = await repo.insertUser(trx, customerId, {
+      guid: newGuid(),
+      username: input.username,
+      email,
+      firstName: input.firstName ?? '',
+      lastName: input.lastName ?? '',
+      phone: input.phone ?? '',
+      alternateEmail: input.alternateEmail ?? '',
+      passwordHash,
+      customAttributes: input.customAttributes,
+      now: clock.now(),
+    });
+    if (assignments && assignments.length > 0) await groups.setUserGroups(trx, customerId, user.id, assignments);
+    else await groups.joinDefaultGroup(trx, customerId, user.id);
+    return user;
+  }
+
+  async function updateExisting(trx: Executor, customerId: number, input: UserInput, passwordHash: string | undefined): Promise<User> {
+    const found = await repo.findUserByUsername(trx, customerId, input.username)
+      ?? pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
+    // Concurrent updates of one user apply one after the other: none loses the other's attributes.
+    const current = found && await repo.lockUser(trx, customerId, found.id);
+    if (!current) throw new UserNotFound();
+    const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
+    const hasAttributes = Object.keys(input.customAttributes).length > 0;
+    const updated = await repo.updateUser(trx, customerId, current.id, {
+      email: input.email,
+      firstName: input.firstName,
+      lastName: input.lastName,
+      phone: input.phone,
+      alternateEmail: input.alternateEmail,
+      passwordHash,
+      customAttributes: hasAttributes ? { ...current.customAttributes, ...input.customAttributes } : undefined,
+      bumpCredentials: passwordHash !== undefined,
+      now: clock.now(),
+    });
+    if (assignments) await groups.setUserGroups(trx, customerId, current.id, assignments);
+    return updated ?? current;
+  }
+
   return {
     async create(customerId, input) {
-      const email = input.email ?? (EMAIL.test(input.username) ? input.username : undefined);
-      if (email === undefined) throw new Invalid('email', 'is required');
-      if (input.firstName === undefined) throw new Invalid('firstName', 'is required');
-      if (input.lastName === undefined) throw new Invalid('lastName', 'is required');
-      if (input.password !== undefined) checkPasswordRule(input.password);
+      const email = checkNewUser(input);
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
       try {
-        return await db.transaction().execute(async (trx) => {
-          const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
-          const user = await repo.insertUser(trx, customerId, {
-            guid: newGuid(),
-            username: input.username,
-            email,
-            firstName: input.firstName ?? '',
-            lastName: input.lastName ?? '',
-            phone: input.phone ?? '',
-            alternateEmail: input.alternateEmail ?? '',
-            passwordHash,
-            customAttributes: input.customAttributes,
-            now: clock.now(),
-          });
-          if (assignments && assignments.length > 0) await groups.setUserGroups(trx, customerId, user.id, assignments);
-          else await groups.joinDefaultGroup(trx, customerId, user.id);
-          return user;
-        });
+        return await db.transaction().execute((trx) => insertNew(trx, customerId, input, email, passwordHash));
       } catch (error) {
         if (isUniqueViolation(error)) throw await explainConflict(customerId, input.username);
         throw error;
@@ -149,28 +188,7 @@ export function createUsersService(deps: {
       if (input.password !== undefined) checkPasswordRule(input.password);
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       try {
-        return await db.transaction().execute(async (trx) => {
-          const found = await repo.findUserByUsername(trx, customerId, input.username)
-            ?? pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
-          // Concurrent updates of one user apply one after the other: none loses the other's attributes.
-          const current = found && await repo.lockUser(trx, customerId, found.id);
-          if (!current) throw new UserNotFound();
-          const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
-          const hasAttributes = Object.keys(input.customAttributes).length > 0;
-          const updated = await repo.updateUser(trx, customerId, current.id, {
-            email: input.email,
-            firstName: input.firstName,
-            lastName: input.lastName,
-            phone: input.phone,
-            alternateEmail: input.alternateEmail,
-            passwordHash,
-            customAttributes: hasAttributes ? { ...current.customAttributes, ...input.customAttributes } : undefined,
-            bumpCredentials: passwordHash !== undefined,
-            now: clock.now(),
-          });
-          if (assignments) await groups.setUserGroups(trx, customerId, current.id, assignments);
-          return updated ?? current;
-        });
+        return await db.transaction().execute((trx) => updateExisting(trx, customerId, input, passwordHash));
       } catch (error) {
         // The username never changes on update: only the e-mail can collide.
         if (isUniqueViolation(error)) throw emailTaken();
@@ -240,7 +258,17 @@ export function createUsersService(deps: {
         return undefined;
       }
       // A disabled user's password still verifies (same time either way) but signs nobody in.
-      return (await verifyPassword(hash, password)) && !user.isDisabled ? user : undefined;
+      const isValid = await verifyPassword(hash, password);
+      if (isValid && needsRehash(hash)) {
+        // An imported hash (bcrypt, argon2i, other parameters) becomes the service's argon2id on its
+        // first good login. Not a password change: no new credentials version, expiry or update date.
+        try {
+          await rehashPassword(db, customerId, user.id, hash, await hashPassword(password));
+        } catch {
+          // Kept as it is; the next login tries again.
+        }
+      }
+      return isValid && !user.isDisabled ? user : undefined;
     },
 
     async setSecondFactorType(exec, customerId, userId, type) {
@@ -248,5 +276,7 @@ export function createUsersService(deps: {
     },
 
     findUsersByEmails: (exec, customerId, emails) => repo.findUsersByEmails(exec, customerId, emails),
+    createIn: (exec, customerId, input, passwordHash) => insertNew(exec, customerId, input, checkNewUser(input), passwordHash),
+    updateIn: (exec, customerId, input, passwordHash) => updateExisting(exec, customerId, input, passwordHash),
   };
 }
