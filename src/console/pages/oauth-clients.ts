@@ -1,0 +1,6 @@
+import type { FastifyInstance } from 'fastify';
+import type { ConsoleContext } from '../context.ts';
+
+export function oauthClientRoutes(_ctx: ConsoleContext) {
+  return async (_app: FastifyInstance): Promise<void> => {};
+}
