@@ -33,6 +33,7 @@ import { createApiTokensService, type ApiTokensService } from './site/api-tokens
 import { createSiteApiKeysService, type SiteApiKeysService } from './site/api-keys/service.ts';
 import { buildSiteApp, type SiteAppOverrides } from './site/app.ts';
 import { createSiteSettingsService, type SiteSettingsService } from './site/settings/service.ts';
+import { consolePlugin } from './console/plugin.ts';
 import { createStore, type Store } from './store/db.ts';
 import { migrate } from './store/migrations/migrate.ts';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './store/private-files.ts';
@@ -205,7 +206,7 @@ export async function compose(
       groups,
       areas: [mfaArea(mfa), ...applicationAreas(applicationServices), magic.area],
       bearer: magic.bearer,
-      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins],
+      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins, consolePlugin({ db, clock, sealer, masterKey, publicUrl: config.publicUrl, services })],
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
       config, clock, db, changes, ping: store.ping, masterKey,
