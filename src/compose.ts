@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { buildManagementApp } from './http/management.ts';
+import { installRateLimits } from './http/rate-limit.ts';
 import { createMetricsRegistry, type MetricsRegistry } from './http/metrics.ts';
 import { createAdminAuthenticator } from './identity/admin-auth.ts';
 import { applicationAreas, createApplicationServices, type ApplicationServices } from './identity/applications/area.ts';
@@ -22,7 +23,7 @@ import { oidcRoutes } from './identity/oidc/mount.ts';
 import { createOidcService, type OidcService } from './identity/oidc/service.ts';
 import { createSigningKeysService, type SigningKeysService } from './identity/signing-keys/service.ts';
 import { createMfaService, type MfaService } from './identity/mfa/service.ts';
-import { createReplayGuard } from './identity/replay-guard.ts';
+import { createDatabaseReplayGuard, createRedisReplayGuard } from './identity/replay-guard.ts';
 import { createUsersService, type UsersService } from './identity/users/service.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import type { MailWorker } from './mail/worker.ts';
@@ -32,9 +33,12 @@ import { createPurgeScheduler } from './site/api-tokens/scheduler.ts';
 import { createApiTokensService, type ApiTokensService } from './site/api-tokens/service.ts';
 import { createSiteApiKeysService, type SiteApiKeysService } from './site/api-keys/service.ts';
 import { buildSiteApp, type SiteAppOverrides } from './site/app.ts';
+import { TOKEN_PATH } from './site/token/routes.ts';
 import { createSiteSettingsService, type SiteSettingsService } from './site/settings/service.ts';
+import { claimRun, clusterJob } from './store/cluster-jobs.ts';
 import { consolePlugin } from './console/plugin.ts';
 import { createStore, type Store } from './store/db.ts';
+import { createRedis } from './store/redis.ts';
 import { migrate } from './store/migrations/migrate.ts';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './store/private-files.ts';
 
@@ -85,15 +89,6 @@ export interface BackgroundTask {
   start(): void;
   /** Stops the timer and waits for a run in progress. */
   stop(): Promise<void>;
-}
-
-/** A synchronous job every `intervalMs` while started; its timer never keeps the process alive. */
-function intervalTask(intervalMs: number, run: () => void): BackgroundTask {
-  let timer: NodeJS.Timeout | undefined;
-  return {
-    start() { timer ??= setInterval(run, intervalMs).unref(); },
-    async stop() { clearInterval(timer); timer = undefined; },
-  };
 }
 
 /** The message says which key is missing and how to share it. */
@@ -157,17 +152,36 @@ export async function compose(
   };
   const metrics = createMetricsRegistry();
 
-  const replayGuard = config.admin.replayGuard
-    ? createReplayGuard({ clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs })
-    : undefined;
+  const reportError = (what: string) => (error: unknown) => process.stderr.write(`latchkey: ${what}: ${(error as Error).message ?? error}\n`);
+  // Shared by every node of the cluster: the replay guard and the rate limits' counters.
+  const redis = config.redisUrl ? createRedis(config.redisUrl, reportError('Redis')) : undefined;
+  const guardOptions = { clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs };
+  const replayGuard = !config.admin.replayGuard ? undefined
+    : redis ? createRedisReplayGuard({ ...guardOptions, redis }) : createDatabaseReplayGuard({ ...guardOptions, db });
   const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
-  // Requests sweep the guard as they come; this gives an idle server's memory back too.
-  const replaySweep = replayGuard && intervalTask(30_000, () => replayGuard.sweep());
+  // The database guard's expired triples, deleted in batches by one node of the cluster (Redis expires its own).
+  const replayExpiry = replayGuard && !redis && clusterJob({
+    db, clock, name: 'admin-replay-guard-expiry', intervalMs: 30_000,
+    run: () => replayGuard.purgeExpired(),
+    onError: reportError('replay guard expiry failed'),
+  });
 
-  // Every node runs it: the purge is an idempotent DELETE (see site/api-tokens/scheduler.ts).
+  const limits = config.rateLimits;
+  const identityLimits = (app: FastifyInstance) => installRateLimits(app, { redis, families: [
+    { name: 'admin', limit: limits.admin, matches: (path) => path.startsWith('/api/') || path.startsWith('/moas/api/') },
+    { name: 'landing', limit: limits.landing, matches: (path) => path.startsWith('/magic/') },
+    { name: 'oauth-token', limit: limits.oauthToken, matches: (path) => path === '/oauth/token' },
+  ] });
+  const siteLimits = (app: FastifyInstance) => installRateLimits(app, { redis, families: [
+    { name: 'site-token', limit: limits.siteToken, matches: (path) => path === TOKEN_PATH },
+    { name: 'site', limit: limits.site, matches: (path) => path.startsWith('/cms-json/') },
+  ] });
+
+  // One node of the cluster per interval (scheduler_runs claims); the purge is idempotent anyway.
   const apiTokenPurge = createPurgeScheduler({
     tokens: apiTokens,
     intervalSeconds: config.site.apiTokens.purgeIntervalSeconds,
+    claim: (intervalMs) => claimRun(db, 'api-token-purge', intervalMs, clock.now()),
     onError: (error) => process.stderr.write(`latchkey: API token purge failed: ${(error as Error).message ?? error}\n`),
   });
 
@@ -177,7 +191,7 @@ export async function compose(
     store,
     masterKey,
     services,
-    background: replaySweep ? [apiTokenPurge, replaySweep, magic.mailWorker] : [apiTokenPurge, magic.mailWorker],
+    background: replayExpiry ? [apiTokenPurge, replayExpiry, magic.mailWorker] : [apiTokenPurge, magic.mailWorker],
     mailWorker: magic.mailWorker,
     metrics,
     async checkMasterKey() {
@@ -207,6 +221,7 @@ export async function compose(
       areas: [mfaArea(mfa), ...applicationAreas(applicationServices), magic.area],
       bearer: magic.bearer,
       plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins, consolePlugin({ db, clock, sealer, masterKey, publicUrl: config.publicUrl, services })],
+      rateLimits: identityLimits,
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
       config, clock, db, changes, ping: store.ping, masterKey,
@@ -218,12 +233,14 @@ export async function compose(
       // Site areas (API tokens, …) add their verifier and routes here.
       apiTokens: apiTokenVerifierFor(apiTokens),
       areas: [apiTokenArea({ db, tokens: apiTokens, users, mfa, siteUrl: config.siteUrl })],
+      rateLimits: siteLimits,
       ...siteOverrides,
     }),
     // A store passed in belongs to the caller (tests share one per PostgreSQL schema).
     close: async () => {
       await magic.mailWorker.stop();
       magic.closeMail();
+      redis?.disconnect();
       if (!overrides.store) await store.close();
     },
   };

@@ -53,8 +53,15 @@ export interface SiteConfig {
   };
 }
 
+/** A request budget per client address and route family; max 0 turns the family's limit off. */
+export interface RateLimit { max: number; windowSeconds: number }
+
 export interface Config {
   dataDir: string;
+  /** LATCHKEY_REDIS_URL: the replay guard and the rate limits in Redis (shared by every node) instead of the database and each node's memory. */
+  redisUrl: string | undefined;
+  /** LATCHKEY_RATE_LIMIT_<FAMILY> = "max/seconds" per client address, or 0 (off). */
+  rateLimits: { admin: RateLimit; site: RateLimit; siteToken: RateLimit; landing: RateLimit; oauthToken: RateLimit };
   /** A postgres:// URL, or a SQLite file path (":memory:" in tests). */
   databaseUrl: string;
   host: string;
@@ -137,8 +144,26 @@ export function loadConfig(env: Env = process.env): Config {
     return raw;
   };
 
+  const rate = (name: string, fallback: string): RateLimit => {
+    const raw = str(name) ?? fallback;
+    const match = /^(\d{1,9})(?:\/(\d{1,6}))?$/.exec(raw.trim());
+    const limit = match ? { max: Number(match[1]), windowSeconds: Number(match[2] ?? 60) } : undefined;
+    if (!limit || limit.windowSeconds < 1) { problems.push(`${name} must be "max/seconds" (e.g. 600/60) or 0`); return { max: 0, windowSeconds: 60 }; }
+    return limit;
+  };
+  const redisUrl = str('LATCHKEY_REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/.test(redisUrl)) problems.push('LATCHKEY_REDIS_URL must be a redis:// or rediss:// URL');
+
   const config: Config = {
     dataDir,
+    redisUrl,
+    rateLimits: {
+      admin: rate('LATCHKEY_RATE_LIMIT_ADMIN', '0'),
+      site: rate('LATCHKEY_RATE_LIMIT_SITE', '0'),
+      siteToken: rate('LATCHKEY_RATE_LIMIT_SITE_TOKEN', '0'),
+      landing: rate('LATCHKEY_RATE_LIMIT_LANDING', '120/60'),
+      oauthToken: rate('LATCHKEY_RATE_LIMIT_OAUTH_TOKEN', '600/60'),
+    },
     databaseUrl: str('LATCHKEY_DATABASE_URL') ?? resolve(dataDir, 'latchkey.sqlite'),
     host,
     identityPort,

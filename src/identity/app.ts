@@ -19,6 +19,8 @@ export interface IdentityAppOptions extends AdminApiOptions {
   metrics?: MetricsRegistry;
   /** Whole route sets outside /api (the customers' OpenID providers), each in its own context. */
   plugins?: ((app: FastifyInstance) => Promise<void>)[];
+  /** Installs the per-address rate limits (http/rate-limit.ts) before any route. */
+  rateLimits?: (app: FastifyInstance) => Promise<void>;
 }
 
 export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
@@ -32,6 +34,7 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
   opts.metrics?.instrument(app, 'identity');
   // Outside /api too (docs, health, unknown paths) errors wear the admin API's standard body.
   installAdminErrors(app);
+  await opts.rateLimits?.(app);
 
   await app.register(swagger, {
     openapi: {

@@ -2,20 +2,91 @@
  * Refuses a signed header triple used again after a short grace. The digest signs neither method,
  * path nor body, so a captured triple would otherwise work against any admin route for the whole
  * timestamp window. Real clients send two calls in the same millisecond, hence the grace.
- * In memory on one node; entries live only until their timestamp leaves the accepted window.
+ * The seen-set must be shared by every node (a triple replayed on another node is a replay too): in
+ * the database by default (createDatabaseReplayGuard), in Redis when LATCHKEY_REDIS_URL is set
+ * (createRedisReplayGuard). createReplayGuard keeps it in one process's memory (tests, tools).
  */
+import { sql, type Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
 import type { Clock } from '../lib/clock.ts';
+import type { Database } from '../store/schema.ts';
 
 export interface ReplayGuard {
   /**
    * Records a verified digest (call it only after the signature checked out).
-   * @returns false when `digest` was first seen more than the grace ago, or when the guard is
-   * full of live entries (it fails closed rather than grow without bound).
+   * @returns false when `digest` was first seen more than the grace ago (on any node sharing the
+   * guard), or when a memory guard is full of live entries (it fails closed rather than grow).
+   * @throws when the shared store cannot be reached: the request fails, it is never admitted unchecked.
    */
+  admit(digest: string, timestampMs: number): boolean | Promise<boolean>;
+}
+
+export interface MemoryReplayGuard extends ReplayGuard {
   admit(digest: string, timestampMs: number): boolean;
   /** Drops the entries whose timestamps have left the window (admit does so too, at most every 5 s). */
   sweep(): void;
   size(): number;
+}
+
+/** A guard whose expired rows are deleted by a periodic job (run once per cluster, see compose.ts). */
+export interface SharedReplayGuard extends ReplayGuard {
+  admit(digest: string, timestampMs: number): Promise<boolean>;
+  /** Deletes the triples whose timestamps have left the window; returns how many (Redis expires its own: 0). */
+  purgeExpired(): Promise<number>;
+}
+
+interface GuardOptions { clock: Clock; graceMs: number; windowMs: number }
+
+/** 128 bits of a SHA-512 digest only computable with the customer's API key identify the triple as well as 512. */
+const prefixOf = (digest: string): string => digest.slice(0, 32);
+
+/**
+ * One statement per request: the insert of a new triple, or on conflict a no-op update that
+ * returns the first use's time (the row lock makes concurrent first uses on two nodes agree).
+ * Expired rows are deleted in batches by purgeExpired, never on the request path.
+ */
+export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Database>; purgeBatch?: number }): SharedReplayGuard {
+  const batch = opts.purgeBatch ?? 10_000;
+  return {
+    async admit(digest, timestampMs) {
+      const now = opts.clock.now();
+      const row = await opts.db.insertInto('admin_replay_guard')
+        .values({ digest_prefix: prefixOf(digest), first_seen: now, expires_at: timestampMs + opts.windowMs })
+        .onConflict((oc) => oc.column('digest_prefix').doUpdateSet({ first_seen: sql.ref('admin_replay_guard.first_seen') }))
+        .returning('first_seen')
+        .executeTakeFirstOrThrow();
+      return now - Number(row.first_seen) <= opts.graceMs;
+    },
+    async purgeExpired() {
+      const now = opts.clock.now();
+      let total = 0;
+      // Small batches: a long window of a busy cluster must not become one long delete.
+      for (;;) {
+        const doomed = opts.db.selectFrom('admin_replay_guard').select('digest_prefix').where('expires_at', '<', now).limit(batch);
+        const result = await opts.db.deleteFrom('admin_replay_guard').where('digest_prefix', 'in', doomed).executeTakeFirst();
+        const deleted = Number(result.numDeletedRows);
+        total += deleted;
+        if (deleted < batch) return total;
+      }
+    },
+  };
+}
+
+/**
+ * SET key first-use NX GET PX ttl (Redis 7): one round trip that both records a new triple and
+ * returns the first use's time of a known one; Redis expires the key when the timestamp leaves the window.
+ */
+export function createRedisReplayGuard(opts: GuardOptions & { redis: Redis; prefix?: string }): SharedReplayGuard {
+  const prefix = opts.prefix ?? 'latchkey:replay:';
+  return {
+    async admit(digest, timestampMs) {
+      const now = opts.clock.now();
+      const ttl = Math.max(1, timestampMs + opts.windowMs - now);
+      const previous = await opts.redis.call('SET', prefix + prefixOf(digest), String(now), 'NX', 'GET', 'PX', String(ttl)) as string | null;
+      return previous === null || now - Number(previous) <= opts.graceMs;
+    },
+    purgeExpired: async () => 0,
+  };
 }
 
 export const DEFAULT_REPLAY_MAX_ENTRIES = 500_000;
@@ -29,7 +100,7 @@ const SWEEP_INTERVAL_MS = 5_000;
  */
 const keyOf = (digest: string): string => Buffer.from(digest.slice(0, 32), 'hex').toString('latin1');
 
-export function createReplayGuard(opts: { clock: Clock; graceMs: number; windowMs: number; maxEntries?: number }): ReplayGuard {
+export function createReplayGuard(opts: GuardOptions & { maxEntries?: number }): MemoryReplayGuard {
   // Every triple of the window, by key: the second (counted from `epoch`) in which its timestamp
   // leaves the window; it is forgotten from the next second on (up to a second late, never early).
   // A small integer is stored in the map itself; an object or a millisecond time (a boxed double)

@@ -128,6 +128,8 @@ export interface Database {
   magic_links: MagicLinksTable;
   magic_link_pending_logins: MagicLinkPendingLoginsTable;
   oauth_access_tokens: OauthAccessTokensTable;
+  admin_replay_guard: AdminReplayGuardTable;
+  scheduler_runs: SchedulerRunsTable;
   console_sessions: ConsoleSessionsTable;
 }
 
@@ -345,4 +347,22 @@ export interface ConsoleSessionsTable {
   created_at: number;
   last_seen_at: number;
   expires_at: number;
+}
+
+/** Signed admin header triples seen within the timestamp window (identity/replay-guard.ts); UNLOGGED on PostgreSQL. */
+export interface AdminReplayGuardTable {
+  /** The first 32 hex characters (128 bits) of the SHA-512 digest. */
+  digest_prefix: string;
+  first_seen: number;
+  /** When the triple's timestamp leaves the window: deleted from then on, in batches. */
+  expires_at: number;
+}
+
+/** One row per periodic job: the node whose claim moved next_run_at runs it (store/cluster-jobs.ts). */
+export interface SchedulerRunsTable {
+  name: string;
+  next_run_at: number;
+  last_run_at: number;
+  last_node: string;
+  runs: number;
 }

@@ -5,6 +5,7 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { RateLimited } from '../../lib/errors.ts';
 import { SCOPES, type OauthTokenService } from './service.ts';
 
 type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope';
@@ -61,6 +62,8 @@ export async function oauthTokenRoutes(app: FastifyInstance, opts: { tokens: Oau
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof OAuthError) return sendError(reply, error.error, error.description);
+    // Over the address's request budget (http/rate-limit.ts set Retry-After): §5.2 has no code for it.
+    if (error instanceof RateLimited) return reply.code(429).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({ error: 'temporarily_unavailable', error_description: error.message });
     const status = (error as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) return sendError(reply, 'invalid_request', 'the request is malformed');
     if ((error as { code?: string }).code === 'invalid') return sendError(reply, 'invalid_request', 'the request is malformed');

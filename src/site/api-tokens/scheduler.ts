@@ -1,7 +1,9 @@
 /**
- * Deletes API tokens expired for more than the configured number of days, every interval. Every
- * node may run it: the purge is an idempotent DELETE in small batches, so nodes running it at the
- * same moment delete disjoint rows or nothing, and a failed run is simply retried next interval.
+ * Deletes API tokens expired for more than the configured number of days, every interval, on one
+ * node of the cluster: with `claim` (store/cluster-jobs.ts) a tick purges only when this node's
+ * claim of the interval's run wins, and ticks come every quarter interval so a run is never a whole
+ * interval late. The purge is an idempotent DELETE in small batches anyway, so a run repeated after
+ * a crash or by the CLI deletes disjoint rows or nothing, and a failed run is retried next interval.
  */
 import type { ApiTokensService } from './service.ts';
 
@@ -17,13 +19,16 @@ export interface PurgeScheduler {
 export interface PurgeSchedulerOptions {
   tokens: Pick<ApiTokensService, 'purgeExpired'>;
   intervalSeconds: number;
+  /** Resolves true when this node is to run the purge due now (once per cluster); absent: every tick runs it. */
+  claim?(intervalMs: number): Promise<boolean>;
   /** Where a failed run is reported (the server's logger). */
   onError?(error: unknown): void;
   onPurged?(count: number): void;
 }
 
 export function createPurgeScheduler(options: PurgeSchedulerOptions): PurgeScheduler {
-  const { tokens, intervalSeconds, onError, onPurged } = options;
+  const { tokens, intervalSeconds, claim, onError, onPurged } = options;
+  const intervalMs = intervalSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
 
@@ -36,19 +41,29 @@ export function createPurgeScheduler(options: PurgeSchedulerOptions): PurgeSched
     return running;
   }
 
-  const tick = () => { runOnce().catch((error: unknown) => onError?.(error)); };
+  // A claim and the run it wins, awaited by stop() (the store closes after it).
+  let ticking: Promise<unknown> | undefined;
+  const tick = () => {
+    if (!claim) { runOnce().catch((error: unknown) => onError?.(error)); return; }
+    if (ticking || running || !timer) return;
+    ticking = claim(intervalMs)
+      .then((mine) => (mine && timer ? runOnce() : 0))
+      .catch((error: unknown) => onError?.(error))
+      .finally(() => { ticking = undefined; });
+  };
 
   return {
     start() {
       if (timer) return;
+      timer = setInterval(tick, claim ? Math.max(250, Math.floor(intervalMs / 4)) : intervalMs);
       tick();
-      timer = setInterval(tick, intervalSeconds * 1000);
       // The server's listening sockets keep the process alive, not this timer.
       timer.unref();
     },
     async stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      await ticking;
       await running?.catch(() => {});
     },
     runOnce,

@@ -15,6 +15,7 @@ import { applicationsMigration } from './0012-applications.ts';
 import { customerSigningKeysAndOidcMigration } from './0013-customer-signing-keys-and-oidc.ts';
 import { magicLinksMigration } from './0014-magic-links.ts';
 import { consoleMigration } from './0015-console.ts';
+import { replayGuardMigration } from './0016-replay-guard.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -34,6 +35,7 @@ export async function migrate(store: Store): Promise<void> {
     '0013-customer-signing-keys-and-oidc': customerSigningKeysAndOidcMigration(store.dialect),
     '0014-magic-links': magicLinksMigration(store.dialect),
     '0015-console': consoleMigration(store.dialect),
+    '0016-replay-guard': replayGuardMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
