@@ -145,6 +145,7 @@ export async function compose(
   const magic = createMagicLinkParts({
     ...applicationServices, db, dialect: store.dialect, clock, sealer, users, mfa, signingKeys, oidc,
     publicUrl: config.publicUrl, dataDir: config.dataDir, smtpUrl: config.smtpUrl,
+    mailFrom: config.mailFrom, accessTokenTtlSeconds: config.oauthTokenTtlSeconds,
   });
   const services: Services = {
     customers, users, groups, mfa, apiTokens, siteApiKeys, siteSettings, ...applicationServices, signingKeys, oidc,

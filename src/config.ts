@@ -3,6 +3,9 @@
  * one message, and returns a frozen Config that compose.ts passes down. Secrets are never logged.
  */
 import { resolve } from 'node:path';
+import { Invalid } from './lib/errors.ts';
+import { parseSender } from './mail/addresses.ts';
+import { checkSmtpUrl } from './mail/transports/smtp.ts';
 
 export type SiteMethod = 'jwt' | 'provider' | 'apikey' | 'apitoken';
 export const SITE_METHODS: readonly SiteMethod[] = ['jwt', 'provider', 'apikey', 'apitoken'];
@@ -73,7 +76,12 @@ export interface Config {
   managementPort: number;
   publicUrl: string;
   siteUrl: string;
+  /** LATCHKEY_SMTP_URL (smtp:// or smtps://); absent: mails are written as .eml files under the data dir. */
   smtpUrl: string | undefined;
+  /** LATCHKEY_MAIL_FROM: the sender of every mail; default `Latchkey <no-reply@<public URL host>>`. */
+  mailFrom: string;
+  /** LATCHKEY_OAUTH_TOKEN_TTL_SECONDS: lifetime of the access tokens POST /oauth/token issues. */
+  oauthTokenTtlSeconds: number;
   /** base64 or hex of 32 bytes; when absent, compose.ts uses (or creates) <dataDir>/master.key. */
   masterKey: string | undefined;
   logLevel: string;
@@ -154,6 +162,20 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = str('LATCHKEY_REDIS_URL');
   if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/.test(redisUrl)) problems.push('LATCHKEY_REDIS_URL must be a redis:// or rediss:// URL');
 
+  // The mail module's own checks, run at boot so a bad sender or SMTP URL stops the start, not the
+  // first mail. Their message names the rule only: the URL may hold a password.
+  const mailCheck = (name: string, check: () => unknown) => {
+    try { check(); } catch (error) {
+      if (!(error instanceof Invalid)) throw error;
+      problems.push(`${name} ${error.message.slice(error.field.length + 1)}`);
+    }
+  };
+  const smtpUrl = str('LATCHKEY_SMTP_URL');
+  if (smtpUrl !== undefined) mailCheck('LATCHKEY_SMTP_URL', () => checkSmtpUrl(smtpUrl));
+  const publicUrl = (url('LATCHKEY_PUBLIC_URL') ?? `http://${localHost}:${identityPort}`).replace(/\/+$/, '');
+  const mailFrom = str('LATCHKEY_MAIL_FROM') ?? defaultSender(publicUrl);
+  mailCheck('LATCHKEY_MAIL_FROM', () => parseSender(mailFrom));
+
   const config: Config = {
     dataDir,
     redisUrl,
@@ -170,9 +192,11 @@ export function loadConfig(env: Env = process.env): Config {
     sitePort,
     managementHost: str('LATCHKEY_MANAGEMENT_HOST') ?? '127.0.0.1',
     managementPort: int('LATCHKEY_MANAGEMENT_PORT', 9000, 0, 65535),
-    publicUrl: (url('LATCHKEY_PUBLIC_URL') ?? `http://${localHost}:${identityPort}`).replace(/\/+$/, ''),
+    publicUrl,
     siteUrl: (url('LATCHKEY_SITE_URL') ?? `http://${localHost}:${sitePort}`).replace(/\/+$/, ''),
-    smtpUrl: str('LATCHKEY_SMTP_URL'),
+    smtpUrl,
+    mailFrom,
+    oauthTokenTtlSeconds: int('LATCHKEY_OAUTH_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
     masterKey: str('LATCHKEY_MASTER_KEY'),
     logLevel: str('LATCHKEY_LOG_LEVEL') ?? 'info',
     trustProxy: parseTrustProxy(str('LATCHKEY_TRUST_PROXY')),
@@ -222,6 +246,17 @@ export function loadConfig(env: Env = process.env): Config {
 
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return deepFreeze(config);
+}
+
+/**
+ * `Latchkey <no-reply@<host>>`; a host without a dot (localhost) gets `.invalid`, and one that is no
+ * domain (an IPv6 literal) becomes localhost.invalid, so the default is always a valid address.
+ */
+function defaultSender(publicUrl: string): string {
+  let host = 'localhost';
+  try { host = new URL(publicUrl).hostname; } catch { /* reported as a bad LATCHKEY_PUBLIC_URL */ }
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) host = 'localhost';
+  return `Latchkey <no-reply@${host.includes('.') ? host : `${host}.invalid`}>`;
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | number | string {
