@@ -86,6 +86,9 @@ const apiTokenShape = (body: Record<string, unknown>) => keysAre(body, ['error']
 const oauthShape = (body: Record<string, unknown>) => isString(body.error)
   && Object.keys(body).every((k) => ['error', 'error_description', 'error_uri', 'state', 'scope', 'iss'].includes(k));
 
+/** Identity routes that machines call: the admin API and the token endpoint; the rest are pages. */
+const isApi = (url: string) => url.startsWith('/api/') || url.startsWith('/moas/') || url === '/oauth/token';
+
 /** Why `answer` breaks the contract, or undefined. */
 function problem(route: Route, answer: Answer): string | undefined {
   if (answer.status >= 500) return `a ${answer.status}`;
@@ -93,7 +96,8 @@ function problem(route: Route, answer: Answer): string | undefined {
   const html = /^text\/html/.test(answer.type);
   const text = answer.body.toString('utf8');
   if (/\n\s+at .+:\d+:\d+/.test(text)) return 'a stack trace';
-  if (route.face === 'identity' && (route.url.startsWith('/customers/') || route.url.startsWith('/magic/')) && html) return undefined;
+  // The identity face's browser pages (/magic/<token>, the OpenID provider, the console): HTML errors.
+  if (route.face === 'identity' && html && !isApi(route.url)) return undefined;
   if (route.face === 'identity' && (route.url.startsWith('/api/') || route.url.startsWith('/moas/'))) {
     // disable/enable and delete answer some errors as plain text (the spec's own).
     if (/^text\/plain/.test(answer.type) && text.length > 0 && !text.startsWith('{')) return undefined;
