@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
 import type { MetricsRegistry } from '../http/metrics.ts';
+import { adminErrorResponses, withErrorResponses } from '../http/openapi-errors.ts';
 import { adminApi, type AdminApiOptions } from './admin-api.ts';
 import { installAdminErrors, send, toWire } from './errors.ts';
 
@@ -59,7 +60,13 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
       security: [{ customerKey: [], timestamp: [], signature: [] }],
     },
     // /moas/api is the hosted service's path, served for existing clients: documented once, under /api.
-    transform: ({ schema, url }) => ({ schema: url.startsWith('/moas/') ? { ...schema, hide: true } : schema, url }),
+    // Every /api operation lists the error responses of its style (http/openapi-errors.ts).
+    transform: ({ schema, url, route }) => {
+      if (url.startsWith('/moas/')) return { schema: { ...schema, hide: true }, url };
+      if (!url.startsWith('/api/')) return { schema, url };
+      const method = [route.method].flat()[0];
+      return { schema: withErrorResponses(schema, adminErrorResponses(route.config?.adminErrors ?? 'standard', method)), url };
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());

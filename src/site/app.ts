@@ -11,6 +11,7 @@ import type { Config, SiteConfig, SiteMethod } from '../config.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
 import type { MetricsRegistry } from '../http/metrics.ts';
+import { siteErrorResponses, tokenRequestBody, withErrorResponses } from '../http/openapi-errors.ts';
 import type { Customer } from '../identity/customers/types.ts';
 import type { User } from '../identity/users/types.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -28,7 +29,7 @@ import { siteProtection } from './protect/plugin.ts';
 import type { ApiTokenVerifier, Capabilities, SiteUser } from './protect/principal.ts';
 import { createProviderVerifier, type ProviderVerifier } from './protect/provider-token.ts';
 import type { SiteSettingsService } from './settings/service.ts';
-import { tokenRoutes } from './token/routes.ts';
+import { TOKEN_PATH, tokenRoutes } from './token/routes.ts';
 import { createTokenService } from './token/service.ts';
 import { createLoginThrottle } from './token/throttle.ts';
 import type { ChangeFeed } from '../store/changes.ts';
@@ -197,11 +198,16 @@ function siteOpenApi(siteUrl: string): FastifyDynamicSwaggerOptions {
       },
       security: [{ bearer: [] }, { basic: [] }, { accessToken: [] }, { idToken: [] }],
     },
-    // Routes that opt out of the protection plugin need no credential.
-    transform: ({ schema, url, route }) => ({
-      schema: (route.config as { siteAuth?: boolean } | undefined)?.siteAuth === false ? { ...schema, security: [] } : schema,
-      url,
-    }),
+    // Routes that opt out of the protection plugin need no credential. Every operation lists the
+    // error responses it can give (http/openapi-errors.ts); the token endpoint its three body forms.
+    transform: ({ schema, url, route }) => {
+      const protectedRoute = (route.config as { siteAuth?: boolean } | undefined)?.siteAuth !== false;
+      const method = [route.method].flat()[0];
+      let documented = withErrorResponses(schema, siteErrorResponses({ method, url, protectedRoute }));
+      if (!protectedRoute) documented = { ...documented, security: [] };
+      if (url === TOKEN_PATH && method === 'POST') documented = { ...documented, body: tokenRequestBody() };
+      return { schema: documented, url };
+    },
   };
 }
 
