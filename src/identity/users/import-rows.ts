@@ -5,8 +5,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { Transform, type Readable } from 'node:stream';
+import { parse, type CsvError, type InfoRecord, type Options } from 'csv-parse';
 
 export type ImportFormat = 'csv' | 'jsonl';
 
@@ -23,56 +23,95 @@ export function formatOfFileName(name: string): ImportFormat | undefined {
 
 export class BadHeader extends Error {}
 
-const NEWLINES = /\r\n|\r|\n/g;
-const countNewlines = (text: string): number => text.match(NEWLINES)?.length ?? 0;
-
 /**
- * csv-parse reports the line a record ends on; the start is that minus the line breaks inside it
- * (its raw text, without the empty lines skipped before it and its own line break).
+ * Where each line starts, for the part of the file the parser has read but not yet handed out (the
+ * breaks before the last record handed out are dropped, so this stays small). csv-parse's own line
+ * count takes a CRLF inside a quoted field for two lines; its byte count is exact.
  */
-function startLine(endLine: number, raw: string): number {
-  return endLine - countNewlines(raw.replace(/^[\r\n]+/, '').replace(/(\r\n|\r|\n)$/, ''));
+function createLineIndex() {
+  const breaks: { start: number; end: number }[] = [];
+  let dropped = 0;
+  let offset = 0;
+  let pendingCr = -1;
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      for (let i = 0; i < chunk.length; i++) {
+        const byte = chunk[i];
+        const at = offset + i;
+        if (pendingCr >= 0) {
+          breaks.push({ start: pendingCr, end: byte === 0x0a ? at + 1 : at });
+          pendingCr = -1;
+          if (byte === 0x0a) continue;
+        }
+        if (byte === 0x0d) pendingCr = at;
+        else if (byte === 0x0a) breaks.push({ start: at, end: at + 1 });
+      }
+      offset += chunk.length;
+      done(null, chunk);
+    },
+    flush(done) {
+      if (pendingCr >= 0) breaks.push({ start: pendingCr, end: pendingCr + 1 });
+      done();
+    },
+  });
+  return {
+    tap,
+    /** The 1-based line of the first non-empty line at or after `lineStart` (the end of the previous record). */
+    lineAt(lineStart: number): number {
+      while (breaks.length > 0 && breaks[0].end <= lineStart) { breaks.shift(); dropped++; }
+      let start = lineStart;
+      // Empty lines before the record are skipped by the parser.
+      while (breaks.length > 0 && breaks[0].start === start) { start = breaks.shift()!.end; dropped++; }
+      return dropped + 1;
+    },
+  };
 }
+
+interface ParsedRecord { line: number; fields: string[]; skippedBefore: ImportRecord[] }
 
 /** @param checkHeader throws BadHeader to refuse the file before any record is read. */
 export async function* readCsv(input: Readable, checkHeader: (columns: string[]) => void): AsyncGenerator<ImportRecord> {
-  const skipped: ImportRecord[] = [];
-  const parser = input.pipe(parse({
+  const lines = createLineIndex();
+  // Lines are worked out as the parser goes (records and skips come in file order there): where the
+  // last record parsed or skipped ended, the next one starts on the first non-empty line after.
+  let recordEnd = 0;
+  let skipped: ImportRecord[] = [];
+  const options: Options<ParsedRecord, string[]> = {
     bom: true,
-    columns: (header: string[]) => {
-      const columns = header.map((name) => name.trim());
-      checkHeader(columns);
-      return columns;
-    },
     // Files written on Windows, or pieced together from several sources, mix line breaks.
     record_delimiter: ['\r\n', '\n', '\r'],
     skip_empty_lines: true,
-    info: true,
-    raw: true,
     skip_records_with_error: true,
-    on_skip: (error) => {
-      if (error) skipped.push({ line: Number((error as { lines?: number }).lines), error: `not a readable CSV record: ${error.message.replace(/ at line \d+.*$/s, '')}` });
+    on_record: (fields: string[], context: InfoRecord): ParsedRecord => {
+      const line = lines.lineAt(recordEnd);
+      recordEnd = context.bytes;
+      const skippedBefore = skipped;
+      skipped = [];
+      return { line, fields, skippedBefore };
     },
-  }));
-  // A header refused in `columns` is an error of the stream: surface it, not as a record.
-  let headerError: unknown;
-  parser.on('error', (error) => { headerError ??= error; });
-  try {
-    for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number }; raw: string }>) {
-      while (skipped.length) yield skipped.shift()!;
-      yield { line: startLine(item.info.lines, item.raw), values: item.record };
+    on_skip: (error: CsvError | undefined): undefined => {
+      const failed = error as (CsvError & { bytes?: number }) | undefined;
+      if (!failed) return undefined;
+      const reason = failed.message.replace(/ (at|on) line \d+.*$/s, '');
+      skipped.push({ line: lines.lineAt(recordEnd), error: `not a readable CSV record: ${reason}` });
+      if (typeof failed.bytes === 'number') recordEnd = Math.max(recordEnd, failed.bytes);
+      return undefined;
+    },
+  };
+  const parser = input.pipe(lines.tap).pipe(parse(options as unknown as Options));
+  let columns: string[] | undefined;
+  for await (const item of parser as AsyncIterable<ParsedRecord>) {
+    yield* item.skippedBefore;
+    if (columns === undefined) {
+      columns = item.fields.map((name) => name.trim());
+      checkHeader(columns);
+      continue;
     }
-  } catch (error) {
-    throw unwrapHeaderError(headerError ?? error);
+    const values: Record<string, string> = {};
+    columns.forEach((name, i) => { values[name] = item.fields[i]; });
+    yield { line: item.line, values };
   }
-  while (skipped.length) yield skipped.shift()!;
-}
-
-function unwrapHeaderError(error: unknown): unknown {
-  const cause = (error as { cause?: unknown } | undefined)?.cause;
-  if (error instanceof BadHeader) return error;
-  if (cause instanceof BadHeader) return cause;
-  return error;
+  yield* skipped;
 }
 
 export async function* readJsonLines(input: Readable): AsyncGenerator<ImportRecord> {
