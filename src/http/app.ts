@@ -52,6 +52,40 @@ const REDACTED = [
   'req.headers["x-api-key"]',
 ];
 
+/**
+ * Path segments that are credentials: a magic link's token (/magic/<token>; /magic/code is the
+ * code form's own route) and an OpenID provider interaction's uid (/customers/<key>/interaction/<uid>,
+ * /customers/<key>/auth/<uid>). Case-insensitive: a mistyped path is a 404 whose URL still holds the token.
+ */
+const SECRET_SEGMENT = /(\/magic\/)(?!code(?:[/?#]|$))[^/?#]+|(\/customers\/[^/?#]+\/(?:interaction|auth)\/)[^/?#]+/gi;
+
+/** The URL as logs may show it: secret path segments replaced by [token] / [uid]. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_SEGMENT, (_match, magic: string | undefined, oidc: string | undefined) => (magic ? `${magic}[token]` : `${oidc}[uid]`));
+}
+
+/**
+ * Every line that names a request's URL goes through these (Fastify's own `req` lines, ours with a
+ * `url` field), so no level and no route hook order can log a secret segment. `req` is Fastify's
+ * default serializer with the URL redacted.
+ */
+const SERIALIZERS = {
+  // Fastify passes its request (typed as the raw one).
+  req: (raw: unknown) => {
+    const request = raw as FastifyRequest;
+    const version = request.headers?.['accept-version'];
+    return {
+      method: request.method,
+      url: typeof request.url === 'string' ? redactUrl(request.url) : undefined,
+      version: typeof version === 'string' ? version : undefined,
+      host: request.host,
+      remoteAddress: request.ip,
+      remotePort: request.socket?.remotePort,
+    };
+  },
+  url: (url: unknown) => (typeof url === 'string' ? redactUrl(url) : url),
+};
+
 let stdout: pino.DestinationStream | undefined;
 
 /**
@@ -67,6 +101,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     logger: options.logLevel === 'silent' ? false : {
       level: options.logLevel,
       redact: REDACTED,
+      serializers: SERIALIZERS,
       stream: options.logStream ?? stdoutLog(),
     },
     bodyLimit: options.bodyLimit ?? 256 * 1024,
