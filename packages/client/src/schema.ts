@@ -105,6 +105,128 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -214,6 +336,128 @@ export interface paths {
                             email?: string;
                             status?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -352,6 +596,128 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -481,6 +847,127 @@ export interface paths {
                                 customAttribute49?: string;
                                 customAttribute50?: string;
                             }[];
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The user does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            username: string;
+                            /** @enum {string} */
+                            status: "FAILED";
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -614,6 +1101,128 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -658,6 +1267,107 @@ export interface paths {
                             customerId?: number;
                             status?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The user does not exist, or the request body is not correct. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -708,6 +1418,108 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A wrong signature (text) or an invalid request (JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The user does not exist. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -755,6 +1567,108 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A wrong signature (text) or an invalid request (JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The user does not exist. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -793,6 +1707,83 @@ export interface paths {
                             data?: {
                                 count?: number;
                             };
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -844,6 +1835,118 @@ export interface paths {
                             customerId?: number;
                             status?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description The user does not exist or the new password is refused (customerId body); a malformed request (standard body). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            customerId: number;
+                            /** @enum {string} */
+                            status: "ERROR";
+                            message: string;
+                        } | {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -957,6 +2060,128 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1058,6 +2283,128 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1107,6 +2454,128 @@ export interface paths {
                             customerId?: number;
                             status?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -1163,6 +2632,128 @@ export interface paths {
                             }[];
                             fetchedCount?: number;
                             nextBatch?: number;
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -1236,6 +2827,21 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 404: {
                     headers: {
@@ -1246,6 +2852,83 @@ export interface paths {
                             status?: string;
                             code?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -1317,6 +3000,21 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 404: {
                     headers: {
@@ -1327,6 +3025,83 @@ export interface paths {
                             status?: string;
                             code?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -1377,6 +3152,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The code is wrong (FAILED body), or the request is invalid (standard body). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "FAILED";
+                            message: string;
+                        } | {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 404: {
                     headers: {
@@ -1387,6 +3196,83 @@ export interface paths {
                             status?: string;
                             code?: string;
                             message?: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
                         };
                     };
                 };
@@ -1487,6 +3373,98 @@ export interface paths {
                         };
                     };
                 };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1565,6 +3543,98 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
                             code: string;
                             message: string;
                         };
@@ -1655,6 +3725,83 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
                             code: string;
                             message: string;
                         };
@@ -1786,6 +3933,68 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1865,6 +4074,98 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
                             code: string;
                             message: string;
                         };
@@ -1960,6 +4261,83 @@ export interface paths {
                         };
                     };
                 };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2032,6 +4410,98 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
                             code: string;
                             message: string;
                         };
@@ -2111,6 +4581,98 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
                             code: string;
                             message: string;
                         };
@@ -2200,6 +4762,83 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
                             code: string;
                             message: string;
                         };
@@ -2303,6 +4942,68 @@ export interface paths {
                         };
                     };
                 };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Unexpected failure */
                 500: {
                     headers: {
@@ -2401,6 +5102,68 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "FAILED";
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
                             message: string;
                         };
                     };
