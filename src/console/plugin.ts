@@ -9,6 +9,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { SiteConfig } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { Conflict, Invalid, LatchkeyError, NotFound, RateLimited } from '../lib/errors.ts';
 import type { Sealer } from '../lib/seal.ts';
@@ -37,6 +38,8 @@ export interface ConsolePluginOptions {
   /** LATCHKEY_PUBLIC_URL: its path prefixes every link; https makes the cookies Secure. */
   publicUrl: string;
   services: ConsoleServices;
+  /** The environment's content-site settings (the Site page applies the stored ones over them). */
+  siteConfig?: SiteConfig;
   sessionTimes?: Partial<SessionTimes>;
   owners?: ConsoleOwnersService;
 }
@@ -131,9 +134,10 @@ function consoleRoutes(opts: ConsolePluginOptions) {
         return sendPage(reply, 403, plainPage(pageContext(ctx, request, reply), 'Signed out',
           html`<p role="alert">Your session has ended, so nothing was changed.</p><p><a href="${ctx.root}/sign-in">Sign in again</a></p>`));
       });
-      for (const routes of [accountRoutes, userRoutes, groupRoutes, applicationRoutes, siteRoutes, oauthClientRoutes]) {
+      for (const routes of [accountRoutes, userRoutes, groupRoutes, applicationRoutes, oauthClientRoutes]) {
         await signedIn.register(routes(ctx));
       }
+      await signedIn.register(siteRoutes(ctx, opts.siteConfig));
     });
   };
 }

@@ -182,6 +182,7 @@ ${apps.length === 0 ? html`<p>Create an application first: a magic link signs th
 <form method="post" action="${ctx.root}${base}/magic-link" class="inline">
 ${csrfField(page)}
 <div><label for="application">Application</label><select id="application" name="application">${apps.map((a) => html`<option value="${a.uuid}">${a.name} (${a.type})</option>`)}</select></div>
+<div><label for="redirectUri">Redirect URI (optional)</label><input id="redirectUri" name="redirectUri" type="url"></div>
 <div><label for="expiryMinutes">Expires after (minutes)</label><input id="expiryMinutes" name="expiryMinutes" type="number" min="1" max="43200" value="1440"></div>
 <button type="submit">Generate magic link</button>
 </form>`}
@@ -248,6 +249,7 @@ ${csrfField(page)}
         await magicLinks.generate(owner(request).customerId, {
           username: user.username,
           applicationUuid: field(request.body, 'application'),
+          ...(field(request.body, 'redirectUri') ? { redirectUri: field(request.body, 'redirectUri') } : {}),
           expiryMinutes: Number.isInteger(minutes) ? minutes : undefined,
         }, `console-${randomUUID()}`);
       } catch (error) {
