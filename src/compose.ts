@@ -221,7 +221,7 @@ export async function compose(
       groups,
       areas: [mfaArea(mfa), ...applicationAreas(applicationServices), magic.area],
       bearer: magic.bearer,
-      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins, consolePlugin({ db, clock, sealer, masterKey, publicUrl: config.publicUrl, services })],
+      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins, consolePlugin({ db, clock, sealer, masterKey, publicUrl: config.publicUrl, services, siteConfig: config.site })],
       rateLimits: identityLimits,
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
