@@ -26,12 +26,6 @@ function expectError<E>(result: { error?: E; response: Response }, status: numbe
   assert.deepStrictEqual(result.error, expected);
 }
 
-/** The error body at run time only: for routes whose errors the document does not list yet. */
-function expectBody(result: { error?: unknown; response: Response }, status: number, expected: unknown): void {
-  assert.equal(result.response.status, status);
-  assert.deepStrictEqual(result.error, expected);
-}
-
 /** The 2xx body, or a failure showing the error body. */
 function ok<D>(result: { data?: D; error?: unknown; response: Response }): D {
   assert.equal(result.response.status, 200, JSON.stringify(result.error));
@@ -146,24 +140,21 @@ describeEachStore('typed client', (kind) => {
     const wrongKey = app.clientWith({ apiKey: 'lkak_wrong' });
     const nobody = { customerKey: ck, username: 'nobody' };
 
-    // TODO(typed): the users and groups routes do not document their error responses yet (their
-    // error type is `never`); switch these to expectError once they do (DESIGN.md, "API documents").
-    expectBody(await client.POST('/api/admin/users/get', { body: nobody }), 404, { username: 'nobody', status: 'FAILED', message: 'Invalid username or email.' });
-    expectBody(await wrongKey.POST('/api/admin/users/get', { body: nobody }), 401, STANDARD_401);
-    expectBody(await wrongKey.GET('/api/admin/users/stats/count'), 401, STANDARD_401);
-    expectBody(await client.POST('/api/admin/users/disable', { body: nobody }), 403, 'Invalid username or email.');
-    expectBody(await client.POST('/api/admin/users/enable', { body: nobody }), 403, 'Invalid username or email.');
-    expectBody(await wrongKey.POST('/api/admin/users/disable', { body: nobody }), 400, `API Authorization: ${DENIED}`);
-    expectBody(await wrongKey.POST('/api/admin/users/enable', { body: nobody }), 400, `API Authorization: ${DENIED}`);
-    expectBody(await client.POST('/api/admin/users/delete', { body: nobody }), 403, 'You are not authorized to perform this operation.');
-    expectBody(await wrongKey.POST('/api/admin/users/change-password', { body: { ...nobody, oldPassword: PASSWORD, password: 'another long passphrase' } }),
+    expectError(await client.POST('/api/admin/users/get', { body: nobody }), 404, { username: 'nobody', status: 'FAILED', message: 'Invalid username or email.' });
+    expectError(await wrongKey.POST('/api/admin/users/get', { body: nobody }), 401, STANDARD_401);
+    expectError(await wrongKey.GET('/api/admin/users/stats/count'), 401, STANDARD_401);
+    expectError(await client.POST('/api/admin/users/disable', { body: nobody }), 403, 'Invalid username or email.');
+    expectError(await client.POST('/api/admin/users/enable', { body: nobody }), 403, 'Invalid username or email.');
+    expectError(await wrongKey.POST('/api/admin/users/disable', { body: nobody }), 400, `API Authorization: ${DENIED}`);
+    expectError(await wrongKey.POST('/api/admin/users/enable', { body: nobody }), 400, `API Authorization: ${DENIED}`);
+    expectError(await client.POST('/api/admin/users/delete', { body: nobody }), 403, 'You are not authorized to perform this operation.');
+    expectError(await wrongKey.POST('/api/admin/users/change-password', { body: { ...nobody, oldPassword: PASSWORD, password: 'another long passphrase' } }),
       401, { status: 'error', code: '401', message: DENIED });
-    expectBody(await client.POST('/api/admin/users/create', { body: { customerKey: ck, username: 'x', firstName: 'X', lastName: 'Y', email: 'not an e-mail' } }),
+    expectError(await client.POST('/api/admin/users/create', { body: { customerKey: ck, username: 'x', firstName: 'X', lastName: 'Y', email: 'not an e-mail' } }),
       400, { status: 'ERROR', code: '400', message: 'email must match pattern "^[^\\s@]+@[^\\s@]+$"' });
-    expectBody(await client.POST('/api/admin/groups/members/update', { body: { customerKey: ck, groupName: 'Nope', users: [{ primaryEmail: 'a@example.com' }] } }),
+    expectError(await client.POST('/api/admin/groups/members/update', { body: { customerKey: ck, groupName: 'Nope', users: [{ primaryEmail: 'a@example.com' }] } }),
       404, { status: 'ERROR', code: '404', message: 'group Nope does not exist' });
 
-    // Documented: typed.
     expectError(await client.POST('/api/admin/magiclink/revoke', { body: nobody }), 404, { status: 'FAILED', message: 'No active invite link was found for the user.' });
     expectError(await client.POST('/api/admin/magiclink/generate', { body: { ...nobody, applicationUuid: '7c9e6679-7425-40de-944b-e07fc1f90ae7' } }),
       404, { status: 'ERROR', statusCode: 404, message: 'The username does not exist.' });
@@ -180,7 +171,7 @@ describeEachStore('typed client', (kind) => {
     ok(await moas.POST('/api/admin/users/create', { body: { customerKey: app.ck, username: 'moe', email: 'moe@example.com', firstName: 'Moe', lastName: 'Szyslak' } }));
     assert.equal(ok(await moas.POST('/api/admin/users/get', { body: { customerKey: app.ck, username: 'moe' }, params: { query: { includePwdExpDttm: 'false' } } })).username, 'moe');
     assert.deepStrictEqual(ok(await moas.GET('/api/admin/users/stats/count')).data, { count: 1 });
-    expectBody(await moas.POST('/api/admin/users/disable', { body: { customerKey: app.ck, username: 'nobody' } }), 403, 'Invalid username or email.');
+    expectError(await moas.POST('/api/admin/users/disable', { body: { customerKey: app.ck, username: 'nobody' } }), 403, 'Invalid username or email.');
     assert.deepStrictEqual(recorder.seen, [
       { path: '/moas/api/admin/users/create', auth: 'signature' },
       { path: '/moas/api/admin/users/get', auth: 'signature' },
@@ -203,7 +194,7 @@ describeEachStore('typed client', (kind) => {
     assert.equal(generated.status, 'SUCCESS');
     assert.deepStrictEqual(ok(await bearerOnly.POST('/api/admin/magiclink/revoke', { body: { username: 'bea' } })), { status: 'SUCCESS', message: 'The invite link has been revoked.' });
     // …and nothing else: a bearer token is refused on the other admin routes.
-    expectBody(await bearerOnly.POST('/api/admin/users/get', { body: { customerKey: app.ck, username: 'bea' } }), 401, STANDARD_401);
+    expectError(await bearerOnly.POST('/api/admin/users/get', { body: { customerKey: app.ck, username: 'bea' } }), 401, STANDARD_401);
     // One token request served all three calls.
     assert.deepStrictEqual(tokenRecorder.seen, [{ path: '/oauth/token', auth: 'none' }]);
 
