@@ -82,6 +82,13 @@ export async function findGroupsByNames(db: Executor, customerId: number, names:
   return rows.map((r) => toGroup(r as typeof r & { member_count: number }));
 }
 
+/** Ids and names only: resolving names needs no member count, which walks every membership of the group. */
+export async function findGroupIdsByNames(db: Executor, customerId: number, names: string[]): Promise<{ id: number; name: string }[]> {
+  if (names.length === 0) return [];
+  return db.selectFrom('groups').select(['id', 'name']).where('customer_id', '=', customerId)
+    .where('name_norm', 'in', names.map(normalise)).execute();
+}
+
 export async function findDefaultGroup(db: Executor, customerId: number): Promise<{ id: number } | undefined> {
   return db.selectFrom('groups').select('id').where('customer_id', '=', customerId).where('is_default', '=', 1).executeTakeFirst();
 }

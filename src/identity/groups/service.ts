@@ -112,7 +112,7 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
     listMemberships: (customerId, batchNo, batchSize) => page(batchNo, batchSize, (offset, limit) => repo.listMembershipsPage(db, customerId, offset, limit)),
 
     async resolveAssignments(exec, customerId, assignments) {
-      const groups = await repo.findGroupsByNames(exec, customerId, assignments.map((a) => a.name));
+      const groups = await repo.findGroupIdsByNames(exec, customerId, assignments.map((a) => a.name));
       const byName = new Map(groups.map((g) => [g.name.toLowerCase(), g.id]));
       const resolved = new Map<number, ResolvedAssignment>();
       assignments.forEach((a, i) => {
@@ -138,7 +138,7 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
     async createMissing(exec, customerId, names) {
       if (names.length === 0) return;
       await repo.lockCustomerGroups(exec, customerId);
-      const known = new Set((await repo.findGroupsByNames(exec, customerId, names)).map((g) => g.name.trim().toLowerCase()));
+      const known = new Set((await repo.findGroupIdsByNames(exec, customerId, names)).map((g) => g.name.trim().toLowerCase()));
       const now = clock.now();
       for (const name of names) {
         const key = name.trim().toLowerCase();
