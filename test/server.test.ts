@@ -85,15 +85,16 @@ interface RunningServer {
  * builds or runs at the same time.
  */
 const BUNDLE = `dist/server-test-${process.pid}.js`;
-const START_COMMAND: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.replace('dist/main.js', BUNDLE);
+const START_SCRIPT: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.replace('dist/main.js', BUNDLE);
+// exec: dash forks for `sh -c <command>`, and a signal to the shell would not reach the server.
+const START_COMMAND = /^exec\s/.test(START_SCRIPT) ? START_SCRIPT : `exec ${START_SCRIPT}`;
 const built = spawnSync(process.execPath, ['scripts/build.mjs', 'src/main.ts', BUNDLE], { cwd: ROOT, encoding: 'utf8' });
 assert.equal(built.status, 0, built.stderr);
 after(() => rmSync(join(ROOT, BUNDLE), { force: true }));
 
 /** Starts the server as `npm start` does and resolves once both faces listen. */
 async function startServer(t: TestContext, deployment: Deployment): Promise<RunningServer> {
-  // exec: dash forks for `sh -c <command>`, and a signal to the shell would not reach the server.
-  const child = spawn('sh', ['-c', `exec ${START_COMMAND}`], {
+  const child = spawn('sh', ['-c', START_COMMAND], {
     cwd: ROOT, env: childEnv(deployment.env), stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -372,7 +373,7 @@ test('the management interface serves both faces\' metrics and health on loopbac
 /** Runs the server with `env` until it exits on its own (it is expected not to start). */
 function runServerToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, reject) => {
-    const child = spawn('sh', ['-c', `exec ${START_COMMAND}`], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', START_COMMAND], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
