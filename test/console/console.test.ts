@@ -67,7 +67,7 @@ if (!findChromium()) {
       await page.getByRole('heading', { name: 'Account' }).waitFor();
     });
 
-    test('create a user, find it, disable and enable it, delete it after confirming', async (t) => {
+    test('create a user, find it, disable and enable it, reset its MFA, delete it after confirming', async (t) => {
       const server = await consoleServer(t, kind);
       const page = await (await browser(t)).newPage();
       await signIn(page, server);
@@ -90,6 +90,14 @@ if (!findChromium()) {
       await page.getByRole('button', { name: 'Enable' }).click();
       await page.getByText('User enabled').waitFor();
       assert.equal((await server.composition.services.users.findByLogin(await customerId, 'alice'))?.isDisabled, false);
+
+      const { mfa } = server.composition.services;
+      const registration = await mfa.register(await customerId, { login: 'alice', customerDisplayName: 'Example' });
+      await mfa.validate(await customerId, { login: 'alice', secret: registration.secret, otp: totpAt(registration.secret, server.clock.now()) });
+      await page.reload();
+      await page.getByRole('button', { name: 'Reset MFA' }).click();
+      await page.getByText('Authenticator removed').waitFor();
+      assert.equal(await mfa.hasActiveAuthenticator(await customerId, registration.userId), false);
 
       await page.getByRole('button', { name: 'Delete user' }).click();
       await page.getByRole('button', { name: 'Delete', exact: true }).click();
