@@ -82,6 +82,8 @@ export interface Composition {
   background: BackgroundTask[];
   /** Drains the mail outbox (also in `background`); tests run batches with runOnce(). */
   mailWorker: MailWorker;
+  /** The magic-link purge (also in `background`). */
+  magicLinkPurge: BackgroundTask;
   close(): Promise<void>;
 }
 
@@ -192,8 +194,9 @@ export async function compose(
     store,
     masterKey,
     services,
-    background: replayExpiry ? [apiTokenPurge, replayExpiry, magic.mailWorker] : [apiTokenPurge, magic.mailWorker],
+    background: replayExpiry ? [apiTokenPurge, replayExpiry, magic.mailWorker, magic.purge] : [apiTokenPurge, magic.mailWorker, magic.purge],
     mailWorker: magic.mailWorker,
+    magicLinkPurge: magic.purge,
     metrics,
     async checkMasterKey() {
       if (await customers.opensSealedKeys()) return;
@@ -240,6 +243,7 @@ export async function compose(
     // A store passed in belongs to the caller (tests share one per PostgreSQL schema).
     close: async () => {
       await magic.mailWorker.stop();
+      await magic.purge.stop();
       magic.closeMail();
       redis?.disconnect();
       if (!overrides.store) await store.close();

@@ -20,7 +20,9 @@ import type { SigningKeysService } from '../signing-keys/service.ts';
 import type { UsersService } from '../users/service.ts';
 import { landingPlugin } from './landing/routes.ts';
 import { magicLinksArea } from './routes.ts';
+import { magicLinkPurgeJob } from './purge.ts';
 import { createMagicLinksService, type MagicLinksService } from './service.ts';
+import type { ClusterJob } from '../../store/cluster-jobs.ts';
 
 export interface MagicLinkParts {
   magicLinks: MagicLinksService;
@@ -28,6 +30,8 @@ export interface MagicLinkParts {
   outbox: Outbox;
   /** Drains the outbox; the server starts it (a BackgroundTask), tests call runOnce(). */
   mailWorker: MailWorker;
+  /** Deletes old links, expired logins and tokens, old mails (purge.ts); the server starts it, once per cluster. */
+  purge: ClusterJob;
   area: (app: FastifyInstance) => Promise<void>;
   /** The landing and POST /oauth/token, outside /api. */
   plugins: ((app: FastifyInstance) => Promise<void>)[];
@@ -86,6 +90,11 @@ export function createMagicLinkParts(deps: MagicLinkPartsDeps): MagicLinkParts {
     oauthTokens,
     outbox,
     mailWorker,
+    purge: magicLinkPurgeJob({
+      db: deps.db,
+      clock: deps.clock,
+      onError: (error) => process.stderr.write(`latchkey: magic-link purge failed: ${(error as Error).message ?? error}\n`),
+    }),
     area: magicLinksArea(magicLinks),
     plugins: [
       landingPlugin({ magicLinks, publicUrl: deps.publicUrl, beginProviderLogin: (reply, login) => deps.oidc.beginProviderLogin(reply, login) }),
