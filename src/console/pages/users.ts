@@ -271,7 +271,7 @@ ${csrfField(page)}
       const user = await load(request);
       const page = pageContext(ctx, request, reply);
       return sendPage(reply, 200, consolePage(page, 'users', `Delete ${user.username}?`, html`
-<p>The user <strong>${user.username}</strong> (${user.email}) is deleted with their group memberships, authenticator, API keys and tokens. This cannot be undone.</p>
+<p>The user <strong>${user.username}</strong> (${user.email}) is deleted: they can no longer sign in, and their site credentials stop working. This cannot be undone.</p>
 <div class="actions">${postButton(page, `/users/${user.id}/delete`, 'Delete', { danger: true })}<a href="${ctx.root}/users/${user.id}">Cancel</a></div>`));
     });
 
