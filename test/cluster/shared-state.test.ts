@@ -44,7 +44,7 @@ async function cluster(t: TestContext, kind: StoreKind, count: number, env: Reco
     LATCHKEY_LOG_LEVEL: 'silent',
     ...env,
   };
-  const nodes = [];
+  const nodes: Cluster['nodes'] = [];
   for (let i = 0; i < count; i++) {
     const config = loadConfig({ ...shared, LATCHKEY_DATA_DIR: mkdtempSync(join(tmpdir(), 'latchkey-cluster-')) });
     const composition = await compose(config, { clock, store });
