@@ -82,9 +82,12 @@ export async function startServer(options: {
    * source file (in the bundle they all live in one file).
    */
   fromSources?: boolean;
+  /** LATCHKEY_SMTP_URL of the server under test; its mail worker runs when given. */
+  smtpUrl?: string;
 }): Promise<ServerHandle> {
   const args = ['--database', options.database, '--data-dir', options.dataDir, '--log-level', options.logLevel];
   if (options.schema) args.push('--schema', options.schema);
+  if (options.smtpUrl) args.push('--smtp-url', options.smtpUrl);
   if (!options.fromSources) execFileSync(process.execPath, ['scripts/build.mjs', serverSource, serverBundle], { cwd: root, stdio: 'inherit' });
   const child: ChildProcess = fork(options.fromSources ? serverSource : serverBundle, args, {
     execArgv: [...(options.fromSources ? ['--import', 'tsx'] : []), ...(options.nodeFlags ?? [])],

@@ -10,6 +10,7 @@ import type { ServerHandle } from './child.ts';
 import type { Face } from './server.ts';
 import { adminSigner, encodeBody, headersOf, runLoad, summarise, type LoadRun, type LoadStats, type RequestSpec } from './load.ts';
 import type { BenchOptions } from './options.ts';
+import type { SmtpSinkHandle } from './smtp-sink.ts';
 
 /** The content-site faces: HS256 JWTs (as configured by default) and RS256. */
 export type SiteFace = Extract<Face, 'site' | 'siteRs256'>;
@@ -62,6 +63,8 @@ export interface Bench {
   /** Services on the same database as the server under test, for a scenario's own setup. */
   composition: Composition;
   server: ServerHandle;
+  /** The local SMTP server the server under test's mail worker sends to (accepts and discards). */
+  smtp: SmtpSinkHandle;
   /** A signed admin request (fresh Timestamp and digest per request) on the identity face. */
   admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
   /**
@@ -125,6 +128,7 @@ export function createBench(deps: {
   customer: CreatedCustomer;
   composition: Composition;
   server: ServerHandle;
+  smtp: SmtpSinkHandle;
   collected: Collected;
   /** Set with --profile: where the server's CPU profiles of real measurements go. */
   profileDir?: string;
@@ -196,6 +200,7 @@ export function createBench(deps: {
     customer: deps.customer,
     composition: deps.composition,
     server,
+    smtp: deps.smtp,
 
     admin(path, body, method = 'POST') {
       return {

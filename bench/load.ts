@@ -22,12 +22,16 @@ export interface RequestSpec {
   dynamicHeaders?: () => Record<string, string>;
   /** A body computed per request (e.g. a different user each time); overrides `body`. */
   dynamicBody?: () => unknown;
+  /** A path computed per request (e.g. a single-use link each time); overrides `path` in load runs. */
+  dynamicPath?: () => string;
+  /** The status that counts as success besides 2xx (e.g. 303 for a redirecting form POST). */
+  okStatus?: number;
 }
 
 export interface LoadRun {
   seconds: number;
   ok: number;
-  /** Non-2xx answers, connection errors and timeouts. */
+  /** Answers other than 2xx (or the spec's okStatus), connection errors and timeouts. */
   failed: number;
   statusCodes: Record<string, number>;
   latenciesMs: Float64Array;
@@ -89,17 +93,19 @@ export function headersOf(spec: RequestSpec): Record<string, string> {
 export async function runLoad(port: number, spec: RequestSpec, seconds: number, connections: number): Promise<LoadRun> {
   const body = spec.dynamicBody ? undefined : encodeBody(spec);
   const fixed = fixedHeaders(spec);
-  const { dynamicHeaders, dynamicBody } = spec;
-  const perRequest = dynamicHeaders || dynamicBody
-    ? (request: { headers: Record<string, string>; body?: string | Buffer }) => {
+  const { dynamicHeaders, dynamicBody, dynamicPath, okStatus } = spec;
+  const perRequest = dynamicHeaders || dynamicBody || dynamicPath
+    ? (request: { headers: Record<string, string>; body?: string | Buffer; path?: string }) => {
       if (dynamicHeaders) Object.assign(request.headers, dynamicHeaders());
       if (dynamicBody) request.body = encode(dynamicBody());
+      if (dynamicPath) request.path = dynamicPath();
       return request;
     }
     : undefined;
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   let ok = 0;
+  let notOk = 0;
   const started = process.hrtime.bigint();
   const instance = autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -115,7 +121,7 @@ export async function runLoad(port: number, spec: RequestSpec, seconds: number, 
     }],
   });
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTimeMs: number) => {
-    if (statusCode < 200 || statusCode >= 300) return;
+    if ((statusCode < 200 || statusCode >= 300) && statusCode !== okStatus) { notOk++; return; }
     ok++;
     if (count === latencies.length) {
       const grown = new Float64Array(latencies.length * 2);
@@ -132,7 +138,7 @@ export async function runLoad(port: number, spec: RequestSpec, seconds: number, 
     // autocannon stops on a timer: its own duration is the measured window.
     seconds: result.duration > 0 ? result.duration : elapsed,
     ok,
-    failed: result.non2xx + result.errors + result.timeouts,
+    failed: notOk + result.errors + result.timeouts,
     statusCodes,
     latenciesMs: latencies.subarray(0, count),
   };

@@ -19,6 +19,7 @@ import { formatProfile, summariseProfiles } from './profile.ts';
 import { describeMemory, formatSummary, heapFigures, type Report } from './report.ts';
 import { scenarios } from './scenarios/index.ts';
 import { seedUsers } from './seed.ts';
+import { startSmtpSink, type SmtpSinkHandle } from './smtp-sink.ts';
 
 /** Issue 2's memory targets, MiB. */
 const RSS_IDLE_MAX = 128;
@@ -61,9 +62,11 @@ async function main(): Promise<void> {
   let store: Store | undefined;
   let composition: Composition | undefined;
   let server: ServerHandle | undefined;
+  let smtp: SmtpSinkHandle | undefined;
   let interrupted = false;
   const cleanUp = async () => {
     await server?.stop().catch(() => {});
+    await smtp?.stop().catch(() => {});
     await store?.close().catch(() => {});
     await database.drop().catch((error: unknown) => process.stderr.write(`could not drop the bench database: ${(error as Error).message}\n`));
   };
@@ -83,7 +86,9 @@ async function main(): Promise<void> {
     const seed = await seedUsers(store, customer.customerId, options.users);
     log(`seeded ${seed.users.toLocaleString('en-US')} users in ${seed.seconds.toFixed(1)} s`);
 
-    server = await startServer({ database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags, fromSources: options.profile});
+    // The server's mail worker sends to a local sink (magic links, outbox scenarios).
+    smtp = await startSmtpSink();
+    server = await startServer({ smtpUrl: smtp.url, database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags, fromSources: options.profile});
     await sleep(2000);
     const rss: Report['rss'] = { startedMiB: server.rssMiB() };
     log(`server pid ${server.pid}: ${Object.entries(server.ports).map(([face, port]) => `${face} on 127.0.0.1:${port}`).join(', ')}; 2 s after start RSS ${rss.startedMiB?.toFixed(1) ?? 'n/a'} MiB`);
@@ -96,7 +101,7 @@ async function main(): Promise<void> {
 
     const collected: Collected = { measurements: [], checks: [], notes: [], profiles: {} };
     const { bench, setScenario } = createBench({
-      options, users: options.users, customer, composition, server, collected, log,
+      options, users: options.users, customer, composition, server, smtp, collected, log,
       ...(options.profile ? { profileDir: dir } : {}),
     });
     for (const scenario of selected) {

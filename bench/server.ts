@@ -6,7 +6,9 @@
  * answers one route with the bytes captured from the real route, so the difference is everything
  * Latchkey adds.
  *
- *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l]
+ *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l] [--smtp-url u]
+ *
+ * With --smtp-url its mail worker runs (as on a server), sending the outbox to that SMTP server.
  *
  * It can also CPU-profile chosen stretches (node:inspector), written as .cpuprofile files.
  *
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
   const dataDir = argument('data-dir');
   if (!database || !dataDir) throw new Error('usage: server.ts --database <url> --data-dir <dir> [--schema s] [--log-level l]');
   const schema = argument('schema');
+  const smtpUrl = argument('smtp-url');
   const env = {
     LATCHKEY_DATABASE_URL: database,
     LATCHKEY_DATA_DIR: dataDir,
@@ -56,6 +59,9 @@ async function main(): Promise<void> {
     LATCHKEY_HOST: '127.0.0.1',
     LATCHKEY_IDENTITY_PORT: '0',
     LATCHKEY_SITE_PORT: '0',
+    // The bench is one client address: a per-address budget would measure the limiter, not the landing.
+    LATCHKEY_RATE_LIMIT_LANDING: '0',
+    ...(smtpUrl ? { LATCHKEY_SMTP_URL: smtpUrl } : {}),
   };
   const config = loadConfig(env);
   const store = await createStore(database, schema ? { schema } : {});
@@ -65,6 +71,8 @@ async function main(): Promise<void> {
     site: await composition.buildSiteApp(),
     siteRs256: await composition.buildSiteApp({ config: loadConfig({ ...env, LATCHKEY_SITE_JWT_ALG: 'RS256' }) }),
   };
+
+  if (smtpUrl) composition.mailWorker.start();
 
   const ports = {} as Record<Face, number>;
   for (const [face, app] of Object.entries(faces) as [Face, FastifyInstance][]) {

@@ -1,8 +1,9 @@
 /** Every scenario, in run order. Add one: write a Scenario (see users.ts) and list it here. */
 import type { Scenario } from '../harness.ts';
 import { apiTokensMyself } from './api-tokens.ts';
+import { landingPost, magicLinkGenerate, outboxThroughput } from './magic-links.ts';
 import { mfaRegistration } from './mfa.ts';
 import { siteLogin, sitePosts } from './site.ts';
 import { usersGet, usersGetAll } from './users.ts';
 
-export const scenarios: Scenario[] = [usersGet, usersGetAll, mfaRegistration, sitePosts, siteLogin, apiTokensMyself];
+export const scenarios: Scenario[] = [usersGet, usersGetAll, mfaRegistration, sitePosts, siteLogin, apiTokensMyself, magicLinkGenerate, landingPost, outboxThroughput];
