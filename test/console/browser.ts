@@ -2,9 +2,7 @@
  * The console tests' browser and server: Debian's chromium driven by playwright-core (no browser
  * download, nothing fetched from outside), and a real identity face on port 0 with a movable clock.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createConsoleAccounts } from '../../src/console/plugin.ts';
@@ -63,11 +61,4 @@ export async function signIn(page: Page, server: ConsoleServer, password = serve
   await page.getByLabel('E-mail').fill(server.email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-/** A new, empty user-data directory, removed after the test (for launchPersistentContext callers). */
-export function userDataDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'latchkey-chromium-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }

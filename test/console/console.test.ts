@@ -41,6 +41,21 @@ if (!findChromium()) {
       assert.match(page.url(), /\/console\/sign-in$/);
     });
 
+    test('sign-in is throttled: from the fifth wrong password the owner is blocked (429), even with the right one', async (t) => {
+      const server = await consoleServer(t, kind);
+      const page = await (await browser(t)).newPage();
+      for (let i = 0; i < 5; i++) {
+        await signIn(page, server, `wrong password ${i}`);
+        await page.getByRole('alert').filter({ hasText: 'Wrong e-mail or password.' }).waitFor();
+      }
+      await signIn(page, server);
+      await page.getByRole('alert').filter({ hasText: 'Too many attempts' }).waitFor();
+      assert.match(page.url(), /\/console\/sign-in$/);
+      server.clock.advance(2_000);
+      await signIn(page, server);
+      await page.getByRole('heading', { name: 'Account' }).waitFor();
+    });
+
     test('an owner with an authenticator is asked for its code', async (t) => {
       const server = await consoleServer(t, kind);
       const page = await (await browser(t)).newPage();

@@ -123,6 +123,10 @@ if (!findChromium()) {
       const clientSecret = await page.locator('#client-secret').innerText();
       assert.ok(await server.composition.services.oauthClients.verifyClientSecret(clientId, clientSecret));
 
+      // The content site serves one customer; on the shared PostgreSQL schema other customers exist,
+      // so this test binds the site to its own (only that customer may change site-wide settings).
+      await server.composition.store.db.deleteFrom('site_settings').where('name', '=', 'boundCustomerKey').execute();
+      await server.composition.services.siteSettings.bindCustomer(server.customer.customerKey);
       await page.getByRole('link', { name: 'Site', exact: true }).click();
       await page.getByLabel('API tokens').uncheck();
       await page.getByRole('button', { name: 'Save site settings' }).click();
