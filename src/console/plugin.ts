@@ -68,6 +68,8 @@ export function consolePlugin(opts: ConsolePluginOptions) {
 
 function consoleRoutes(opts: ConsolePluginOptions) {
   return async (app: FastifyInstance): Promise<void> => {
+    // Pages for people, not API operations: kept out of the OpenAPI document (and so the client).
+    app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true }; });
     const url = new URL(opts.publicUrl);
     const ctx: ConsoleContext = {
       services: opts.services,
