@@ -206,7 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       clockSkewMs: int('LATCHKEY_ADMIN_CLOCK_SKEW_SECONDS', 300, 1, 900) * 1000,
       replayGuard: bool('LATCHKEY_ADMIN_REPLAY_GUARD', true),
       replayGraceMs: int('LATCHKEY_ADMIN_REPLAY_GRACE_MS', 2000, 0, 60_000),
-      customerCacheMs: int('LATCHKEY_ADMIN_CUSTOMER_CACHE_MS', 5000, 0, 60_000),
+      customerCacheMs: int('LATCHKEY_ADMIN_CUSTOMER_CACHE_MS', 1000, 0, 1000),
     },
     site: {
       customerKey: str('LATCHKEY_SITE_CUSTOMER_KEY'),
