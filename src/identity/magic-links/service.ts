@@ -8,11 +8,12 @@ import { randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
-import { Invalid, NotFound } from '../../lib/errors.ts';
+import { Invalid, NotFound, RateLimited } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/tokens.ts';
 import type { Outbox } from '../../mail/outbox.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
+import * as attempts from '../../site/token/repo.ts';
 import { urlProblem } from '../applications/urls.ts';
 import type { ApplicationsService } from '../applications/service.ts';
 import type { MfaService } from '../mfa/service.ts';
@@ -32,6 +33,15 @@ export const PENDING_LOGIN_MS = 5 * 60_000;
 export const PENDING_MAX_ATTEMPTS = 5;
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * E-mail bombing: at most this many generates per user (any application) per hour. Counted in
+ * site_login_failures with the login throttle's atomic reservation, so concurrent generates on any
+ * node stay within the cap; the cap-reaching generate blocks the user's key for the window.
+ */
+export const GENERATE_CAP_PER_USER = 10;
+export const GENERATE_CAP_WINDOW_MS = 60 * 60_000;
+const GENERATE_CAP: attempts.Limit = { budget: GENERATE_CAP_PER_USER, delayMs: (n) => (n >= GENERATE_CAP_PER_USER ? GENERATE_CAP_WINDOW_MS : 0) };
 
 export interface MagicLinksDeps {
   db: Kysely<Database>;
@@ -130,34 +140,47 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
         throw new Invalid('policy', `${policy.id} applies to this user and application and its firstFactor is ${policy.firstFactor}, not MAGIC_LINK`);
       }
 
+      const capKey = `magic-generate:${customerId}:${user.id}`;
+      const reservedAt = clock.now();
+      const reserved = await attempts.reserve(db, capKey, GENERATE_CAP, reservedAt, reservedAt - GENERATE_CAP_WINDOW_MS);
+      if (!reserved) {
+        const until = await attempts.findBlockedUntil(db, capKey);
+        throw new RateLimited(Math.max(1, Math.ceil((until - reservedAt) / 1000)), 'Too many magic links for this user: try again later.');
+      }
       // Two generates racing for one user and application: the unique index on open invites makes
       // one of them fail; it runs again and replaces the other's link.
-      for (let attempt = 1; ; attempt++) {
-        const token = randomBytes(32).toString('base64url');
-        try {
-          await db.transaction().execute(async (trx) => {
-            const now = clock.now();
-            await repo.revokeOpenInvite(trx, customerId, user.id, application.id, now);
-            await repo.insertLink(trx, customerId, {
-              userId: user.id, applicationId: application.id, tokenHash: sha256Hex(token), redirectUri,
-              expiresAt: now + minutes * 60_000, now, correlationId,
+      try {
+        for (let attempt = 1; ; attempt++) {
+          const token = randomBytes(32).toString('base64url');
+          try {
+            await db.transaction().execute(async (trx) => {
+              const now = clock.now();
+              await repo.revokeOpenInvite(trx, customerId, user.id, application.id, now);
+              await repo.insertLink(trx, customerId, {
+                userId: user.id, applicationId: application.id, tokenHash: sha256Hex(token), redirectUri,
+                expiresAt: now + minutes * 60_000, now, correlationId,
+              });
+              await outbox.enqueue(trx, {
+                customerId,
+                template: 'magic-link-invite',
+                to: user.email,
+                params: {
+                  userName: `${user.firstName} ${user.lastName}`.trim() || user.username,
+                  applicationName: application.name,
+                  link: `${deps.publicUrl}/magic/${token}`,
+                  expiresInMinutes: minutes,
+                },
+              });
             });
-            await outbox.enqueue(trx, {
-              customerId,
-              template: 'magic-link-invite',
-              to: user.email,
-              params: {
-                userName: `${user.firstName} ${user.lastName}`.trim() || user.username,
-                applicationName: application.name,
-                link: `${deps.publicUrl}/magic/${token}`,
-                expiresInMinutes: minutes,
-              },
-            });
-          });
-          break;
-        } catch (error) {
-          if (!isUniqueViolation(error) || attempt >= 3) throw error;
+            break;
+          } catch (error) {
+            if (!isUniqueViolation(error) || attempt >= 3) throw error;
+          }
         }
+      } catch (error) {
+        // No link was sent: the place in the cap is given back.
+        await attempts.unreserve(db, capKey, reserved);
+        throw error;
       }
       deps.mailEnqueued?.();
     },
