@@ -7,7 +7,7 @@ import { healthRoutes } from '../http/health.ts';
 import type { MetricsRegistry } from '../http/metrics.ts';
 import { adminErrorResponses, withErrorResponses } from '../http/openapi-errors.ts';
 import { adminApi, type AdminApiOptions } from './admin-api.ts';
-import { installAdminErrors, send, toWire } from './errors.ts';
+import { installAdminErrors, toWire } from './errors.ts';
 
 export interface IdentityAppOptions extends AdminApiOptions {
   logLevel: string;
@@ -29,7 +29,7 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
     logLevel: opts.logLevel,
     logStream: opts.logStream,
     trustProxy: opts.trustProxy,
-    frameworkErrors: (error, _request, reply) => { send(reply, toWire(error, 'standard')); },
+    renderError: (error) => toWire(error, 'standard'),
   });
   // First, so the counting hook reaches every route registered after it.
   opts.metrics?.instrument(app, 'identity');

@@ -3,7 +3,8 @@
  * `config.adminErrors`; the spec gives some routes their own unauthorised or not-found bodies.
  */
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { sendWire, type WireError } from '../http/app.ts';
 import { LatchkeyError, MfaFailed, NotFound, RateLimited, USER_NOT_FOUND_MESSAGE } from '../lib/errors.ts';
 
 export type AdminErrorStyle =
@@ -21,12 +22,7 @@ declare module 'fastify' {
   }
 }
 
-export interface WireError {
-  status: number;
-  /** A string body is sent as text/plain, as the spec shows for some routes. */
-  body: string | Record<string, unknown>;
-  headers?: Record<string, string>;
-}
+export type { WireError };
 
 const DENIED = 'API Request denied: Incorrect Authorization header.';
 export const UNEXPECTED = 'An unexpected error occurred.';
@@ -146,11 +142,6 @@ function clientMessage(error: FastifyError): string {
   }
 }
 
-export function send(reply: FastifyReply, wire: WireError): FastifyReply {
-  if (wire.headers) reply.headers(wire.headers);
-  if (typeof wire.body === 'string') return reply.code(wire.status).type('text/plain; charset=utf-8').send(wire.body);
-  return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.body);
-}
 
 /** Installs the error and not-found handlers on the admin API scope. */
 export function installAdminErrors(app: FastifyInstance): void {
@@ -162,11 +153,11 @@ export function installAdminErrors(app: FastifyInstance): void {
         ? (request.body as { username: string }).username : undefined,
     });
     if (wire.status >= 500) request.log.error({ err: error }, 'unexpected error');
-    return send(reply, wire);
+    return sendWire(reply, wire);
   });
   app.setNotFoundHandler((request, reply) => {
     // The path is the caller's: echo a bounded part of it.
     const path = request.url.split('?')[0];
-    return send(reply, standard(404, `Route ${request.method} ${path.length > 100 ? `${path.slice(0, 100)}…` : path} not found`));
+    return sendWire(reply, standard(404, `Route ${request.method} ${path.length > 100 ? `${path.slice(0, 100)}…` : path} not found`));
   });
 }

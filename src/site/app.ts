@@ -18,7 +18,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Database } from '../store/schema.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import type { SiteApiKeysService } from './api-keys/service.ts';
-import { frameworkError, installSiteErrors, send, siteError } from './errors.ts';
+import { installSiteErrors, send, siteError, toWire } from './errors.ts';
 import { postsRoutes } from './posts/routes.ts';
 import { createPostsService } from './posts/service.ts';
 import { createCapabilityResolver } from './protect/capabilities.ts';
@@ -160,7 +160,7 @@ export function siteNotReady(site: FastifyInstance): string | undefined {
  * binding, and the identity face keeps running.
  */
 async function buildUnavailableSite(opts: SiteAppOptions, reason: string): Promise<FastifyInstance> {
-  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, frameworkErrors: frameworkError });
+  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, renderError: toWire });
   unavailableSites.set(app, reason);
   opts.metrics?.instrument(app, 'site');
   installSiteErrors(app);
@@ -263,7 +263,7 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
   // Provider without settings, or API tokens without a verifier: off, as if not listed.
   const methods = site.methods.filter((m: SiteMethod) => (m !== 'provider' || provider) && (m !== 'apitoken' || apiTokens));
 
-  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, frameworkErrors: frameworkError });
+  const app = createHttpApp({ logLevel: opts.config.logLevel, logStream: opts.logStream, trustProxy: opts.config.trustProxy, renderError: toWire });
   // First, so the counting hook reaches every route registered after it.
   opts.metrics?.instrument(app, 'site');
   installSiteErrors(app);

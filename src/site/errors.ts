@@ -3,8 +3,8 @@
  * (`status:"error"`, `error`, `code` as a string, `error_description`) with its HTTP statuses, and the
  * API-token body. Verifiers and services throw domain errors; this file picks status and body.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isMalformedMultipart } from '../http/app.ts';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { isMalformedMultipart, sendWire } from '../http/app.ts';
 import { LatchkeyError, RateLimited, Unauthenticated } from '../lib/errors.ts';
 
 export interface SiteWireError {
@@ -169,14 +169,9 @@ function clientMessage(error: FastifyError): string {
   }
 }
 
+/** Sends a site error body (always JSON). */
 export function send(reply: FastifyReply, wire: SiteWireError): FastifyReply {
-  if (wire.headers) reply.headers(wire.headers);
-  return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.body);
-}
-
-/** Renders errors Fastify raises before routing (a malformed URL) in the site shape. */
-export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  void send(reply, toWire(error));
+  return sendWire(reply, wire);
 }
 
 /** Installs the site's error and not-found handlers. */
