@@ -26,7 +26,7 @@ export interface AbuseEnv {
   /** Every log line written by the faces built through this env. */
   logs: string[];
   site(): Promise<FastifyInstance>;
-  addUser(username: string, options?: { password?: string }): Promise<{ id: number; username: string; email: string }>;
+  addUser(username: string, options?: { password?: string; groups?: string[] }): Promise<{ id: number; username: string; email: string }>;
   /** A JWT application with a MAGIC_LINK policy (second factor as given). */
   magicApp(secondFactor?: 'NONE' | 'AUTHENTICATOR_APP'): Promise<string>;
 }
@@ -60,8 +60,11 @@ export async function setup(t: TestContext, kind: StoreKind, env: Record<string,
     },
     async addUser(username, options = {}) {
       const email = `${username}@example.test`;
+      const groups = options.groups ?? [];
+      if (groups.length) await services.groups.upsert(customer.customerId, groups.map((name) => ({ name, isDefault: false, attributes: {} })));
       const user = await services.users.create(customer.customerId, {
         username, email, firstName: 'Abuse', lastName: 'Target', password: options.password ?? PASSWORD, customAttributes: {},
+        ...(groups.length ? { groups: groups.map((name) => ({ name, attributes: [] })) } : {}),
       });
       return { id: user.id, username, email };
     },
