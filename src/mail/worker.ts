@@ -36,6 +36,11 @@ export interface MailWorkerOptions {
   batchSize?: number;
   /** Wait between batches when the outbox had nothing more. Default 1000 ms. */
   pollIntervalMs?: number;
+  /**
+   * How long a kick() waits for others before its batch starts. Default 50 ms: a burst of commits
+   * (one per generate) shares one claim and one batch instead of each starting its own.
+   */
+  kickDelayMs?: number;
   /** How long a claim holds before another worker may take the row. Default 5 min: above a batch's bounded send time. */
   leaseMs?: number;
   logger?: MailLogger;
@@ -48,7 +53,10 @@ export interface MailWorker {
   stop(): Promise<void>;
   /** One batch; resolves with the number of mails sent (0 when a batch is already running here). */
   runOnce(): Promise<number>;
-  /** Asks for a batch soon (after a commit that enqueued a mail); a no-op until started. */
+  /**
+   * Asks for a batch soon (after a commit that enqueued a mail): within kickDelayMs, shared with the
+   * kicks that follow in that time (later kicks never postpone it). A no-op until started.
+   */
   kick(): void;
   readonly workerId: string;
 }
@@ -60,16 +68,22 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const batchSize = options.batchSize ?? 50;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  const kickDelayMs = options.kickDelayMs ?? 50;
   const leaseMs = options.leaseMs ?? 5 * 60_000;
 
   let running: Promise<number> | undefined;
   let started = false;
   let timer: NodeJS.Timeout | undefined;
-  let again = false;
+  /** When the timer fires (performance.now() time). */
+  let timerDue = 0;
+  /** The last batch was full: more may be waiting at once. */
+  let fullBatch = false;
+  /** Mails were committed (kick, or runOnce refused) while a batch ran. */
+  let kicked = false;
 
   async function runOnce(): Promise<number> {
     if (running) {
-      again = true;
+      kicked = true;
       return 0;
     }
     running = runBatch().finally(() => { running = undefined; });
@@ -80,10 +94,29 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     const claimed = await claimDueMails(db, dialect, { workerId, now: clock.now(), leaseMs, limit: batchSize });
     if (claimed.length === 0) return 0;
     const results = await Promise.all(claimed.map((mail) => deliver(mail, from)));
-    const sent = results.filter(Boolean).length;
+    const sent = claimed.filter((_, i) => results[i]);
+    await markSent(sent);
     // A full batch means more may be waiting.
-    if (claimed.length === batchSize) again = true;
-    return sent;
+    if (claimed.length === batchSize) fullBatch = true;
+    return sent.length;
+  }
+
+  /**
+   * One transaction for the batch's sent mails, not one commit each (a commit is the dearest part
+   * of a small write). Until it commits, a crash leaves them to be sent again after the lease, with
+   * the same Message-ID: delivery is at least once either way.
+   */
+  async function markSent(mails: ClaimedMail[]): Promise<void> {
+    if (mails.length === 0) return;
+    const now = clock.now();
+    try {
+      await db.transaction().execute(async (trx) => {
+        for (const mail of mails) await markMailSent(trx, mail.id, now);
+      });
+    } catch (error) {
+      // Sent but not marked: the lease runs out and the mails go again, with the same Message-IDs.
+      logger?.error({ mailIds: mails.map((m) => m.id), err: describe(error) }, 'mails sent but not marked sent');
+    }
   }
 
   async function deliver(mail: ClaimedMail, sender: MailAddress): Promise<boolean> {
@@ -105,12 +138,6 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       await recordFailure(mail, redact(describe(error), secrets), false);
       return false;
     }
-    try {
-      await markMailSent(db, mail.id, clock.now());
-    } catch (error) {
-      // Sent but not marked: the lease runs out and the mail goes again, with the same Message-ID.
-      logger?.error({ mailId: mail.id, messageId: mail.messageId, err: redact(describe(error), secrets) }, 'mail sent but not marked sent');
-    }
     return true;
   }
 
@@ -129,6 +156,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   function schedule(delayMs: number): void {
     if (!started) return;
     if (timer) clearTimeout(timer);
+    timerDue = performance.now() + delayMs;
     timer = setTimeout(() => { void tick(); }, delayMs);
     // The server's sockets keep the process alive, not the mail worker.
     timer.unref();
@@ -143,9 +171,10 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     } catch (error) {
       logger?.error({ err: describe(error) }, 'mail batch failed');
     }
-    const more = again;
-    again = false;
-    schedule(more ? 0 : pollIntervalMs);
+    const next = fullBatch ? 0 : kicked ? kickDelayMs : pollIntervalMs;
+    fullBatch = false;
+    kicked = false;
+    schedule(next);
   }
 
   return {
@@ -164,8 +193,9 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     runOnce,
     kick() {
       if (!started) return;
-      if (running) again = true;
-      else schedule(0);
+      if (running) kicked = true;
+      // A batch already due within the delay takes this mail too; only a later one (the poll) is brought forward.
+      else if (!timer || timerDue > performance.now() + kickDelayMs) schedule(kickDelayMs);
     },
   };
 }
