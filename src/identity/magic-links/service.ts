@@ -141,46 +141,46 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       }
 
       const capKey = `magic-generate:${customerId}:${user.id}`;
-      const reservedAt = clock.now();
-      const reserved = await attempts.reserve(db, capKey, GENERATE_CAP, reservedAt, reservedAt - GENERATE_CAP_WINDOW_MS);
-      if (!reserved) {
-        const until = await attempts.findBlockedUntil(db, capKey);
-        throw new RateLimited(Math.max(1, Math.ceil((until - reservedAt) / 1000)), 'Too many magic links for this user: try again later.');
-      }
+      // The place in the cap is reserved in the transaction that writes the link and its mail: it
+      // commits with them or not at all (nothing to give back), and costs no commit of its own.
       // Two generates racing for one user and application: the unique index on open invites makes
       // one of them fail; it runs again and replaces the other's link.
-      try {
-        for (let attempt = 1; ; attempt++) {
-          const token = randomBytes(32).toString('base64url');
-          try {
-            await db.transaction().execute(async (trx) => {
-              const now = clock.now();
-              await repo.revokeOpenInvite(trx, customerId, user.id, application.id, now);
-              await repo.insertLink(trx, customerId, {
-                userId: user.id, applicationId: application.id, tokenHash: sha256Hex(token), redirectUri,
-                expiresAt: now + minutes * 60_000, now, correlationId,
-              });
-              await outbox.enqueue(trx, {
-                customerId,
-                template: 'magic-link-invite',
-                to: user.email,
-                params: {
-                  userName: `${user.firstName} ${user.lastName}`.trim() || user.username,
-                  applicationName: application.name,
-                  link: `${deps.publicUrl}/magic/${token}`,
-                  expiresInMinutes: minutes,
-                },
-              });
+      for (let attempt = 1; ; attempt++) {
+        const token = randomBytes(32).toString('base64url');
+        let refusedAt: number | undefined;
+        try {
+          await db.transaction().execute(async (trx) => {
+            const now = clock.now();
+            if (!await attempts.reserve(trx, capKey, GENERATE_CAP, now, now - GENERATE_CAP_WINDOW_MS)) {
+              refusedAt = now;
+              return;
+            }
+            await repo.revokeOpenInvite(trx, customerId, user.id, application.id, now);
+            await repo.insertLink(trx, customerId, {
+              userId: user.id, applicationId: application.id, tokenHash: sha256Hex(token), redirectUri,
+              expiresAt: now + minutes * 60_000, now, correlationId,
             });
-            break;
-          } catch (error) {
-            if (!isUniqueViolation(error) || attempt >= 3) throw error;
-          }
+            await outbox.enqueue(trx, {
+              customerId,
+              template: 'magic-link-invite',
+              to: user.email,
+              params: {
+                userName: `${user.firstName} ${user.lastName}`.trim() || user.username,
+                applicationName: application.name,
+                link: `${deps.publicUrl}/magic/${token}`,
+                expiresInMinutes: minutes,
+              },
+            });
+          });
+        } catch (error) {
+          if (!isUniqueViolation(error) || attempt >= 3) throw error;
+          continue;
         }
-      } catch (error) {
-        // No link was sent: the place in the cap is given back.
-        await attempts.unreserve(db, capKey, reserved);
-        throw error;
+        if (refusedAt !== undefined) {
+          const until = await attempts.findBlockedUntil(db, capKey);
+          throw new RateLimited(Math.max(1, Math.ceil((until - refusedAt) / 1000)), 'Too many magic links for this user: try again later.');
+        }
+        break;
       }
       deps.mailEnqueued?.();
     },
