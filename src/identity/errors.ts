@@ -5,7 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { sendWire, type WireError } from '../http/app.ts';
-import { LatchkeyError, MfaFailed, NotFound, RateLimited, USER_NOT_FOUND_MESSAGE } from '../lib/errors.ts';
+import { asServiceUnavailable, LatchkeyError, MfaFailed, NotFound, RateLimited, USER_NOT_FOUND_MESSAGE } from '../lib/errors.ts';
 
 export type AdminErrorStyle =
   | 'standard'
@@ -79,6 +79,9 @@ export function toWire(error: unknown, style: AdminErrorStyle, ctx: ErrorContext
 }
 
 function wireBody(error: unknown, style: AdminErrorStyle, ctx: ErrorContext): WireError {
+  // The database is down: refused in every route's style alike (the spec has no 503 variants).
+  const unavailable = asServiceUnavailable(error);
+  if (unavailable) return { ...standard(503, unavailable.message), headers: { 'retry-after': String(unavailable.retryAfterSeconds) } };
   if (error instanceof LatchkeyError) {
     switch (error.code) {
       case 'unauthenticated':

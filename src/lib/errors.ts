@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'unauthenticated'
   | 'rate_limited'
   | 'limit_exceeded'
-  | 'mfa_failed';
+  | 'mfa_failed'
+  | 'unavailable';
 
 export class LatchkeyError extends Error {
   static readonly code: ErrorCode;
@@ -103,4 +104,30 @@ export class MfaFailed extends LatchkeyError {
   constructor(readonly reason: 'wrong_code' | 'no_pending' | 'locked' | 'secret_mismatch' | 'replayed' | 'otp_required', message: string) {
     super('mfa_failed', message);
   }
+}
+
+/**
+ * A dependency the answer needs (the database) cannot be reached now: the request is refused, never
+ * answered unchecked. Both faces render it as 503 with Retry-After.
+ */
+export class ServiceUnavailable extends LatchkeyError {
+  static override readonly code = 'unavailable' as const;
+  constructor(readonly retryAfterSeconds = 5, message = 'The service is temporarily unavailable; retry later.') {
+    super('unavailable', message);
+  }
+}
+
+// PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01-03 (the server shutting down or
+// starting up), 53300 (too many connections). Socket errors of the driver, and SQLite's busy timeout.
+const UNAVAILABLE_CODES = /^(08[0-9A-Z]{3}|57P0[123]|53300|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|SQLITE_BUSY(_[A-Z]+)?)$/;
+// pg and pg-pool name these failures in text only (no code).
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout)/;
+
+/** `error` as ServiceUnavailable when it says the database could not be reached, else undefined. */
+export function asServiceUnavailable(error: unknown): ServiceUnavailable | undefined {
+  if (error instanceof ServiceUnavailable) return error;
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if ((typeof code === 'string' && UNAVAILABLE_CODES.test(code)) || UNAVAILABLE_MESSAGES.test(error.message)) return new ServiceUnavailable();
+  return undefined;
 }

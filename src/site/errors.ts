@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { isMalformedMultipart, sendWire } from '../http/app.ts';
-import { LatchkeyError, RateLimited, Unauthenticated } from '../lib/errors.ts';
+import { asServiceUnavailable, LatchkeyError, RateLimited, Unauthenticated } from '../lib/errors.ts';
 
 export interface SiteWireError {
   status: number;
@@ -102,6 +102,8 @@ const NAMES_BY_STATUS: Record<number, SiteErrorName> = {
 
 /** Any error as the site's wire body. Unknown errors never carry detail. */
 export function toWire(error: unknown): SiteWireError {
+  const unavailable = asServiceUnavailable(error);
+  if (unavailable) return siteError(503, 'SERVICE_UNAVAILABLE', unavailable.message, { 'retry-after': String(unavailable.retryAfterSeconds) });
   if (error instanceof Unauthenticated) return unauthenticated(error);
   if (error instanceof LatchkeyError) {
     switch (error.code) {

@@ -31,6 +31,9 @@ export interface StoreOptions {
   listenerUrl?: string;
 }
 
+/** PostgreSQL: the longest wait for a connection of the pool (see createPostgresStore). */
+export const CONNECT_TIMEOUT_MS = 3000;
+
 // int8 (bigint) columns hold epoch milliseconds and ids: well inside 2^53, so numbers, not strings.
 pg.types.setTypeParser(20, (value) => Number(value));
 
@@ -117,6 +120,12 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
+    // A database that accepts connections but never answers (a cut network, a stalled proxy) must not
+    // hold requests for ever: a connection (or a wait for a free one) gives up after this, and the
+    // request is answered 503 (lib/errors.ts). Generous enough for a busy pool under load.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A peer gone silently is noticed by TCP keepalive instead of on the next query's long timeout.
+    keepAlive: true,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle client that loses its connection must not crash the process.
@@ -174,6 +183,12 @@ function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxN
   return {
     async connect() {
       const client = await pool.connect();
+      // The pool listens for errors of idle connections only: one that dies while checked out (between
+      // a transaction's statements, or before release) would emit 'error' to nobody and end the process.
+      // Noted here instead, and the connection is destroyed on release rather than reused.
+      let broken: Error | undefined;
+      const onError = (error: Error) => { broken = error; };
+      client.on('error', onError);
       // Kysely holds one connection from BEGIN to COMMIT, so one tracker per checkout follows a transaction.
       const writes = newTracker();
       const wrapped = {
@@ -181,7 +196,10 @@ function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxN
           if (typeof text !== 'string') return client.query(text as never);
           return query(client, text, values).finally(() => writes.ran(text));
         },
-        release: () => client.release(),
+        release: () => {
+          client.removeListener('error', onError);
+          client.release(broken);
+        },
       };
       return wrapped as unknown as PostgresPoolClient;
     },
