@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import * as owners from '../../src/console/owners/repo.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { hashPassword } from '../../src/lib/passwords.ts';
@@ -42,7 +42,7 @@ describeEachStore('abuse: log injection', (kind) => {
       'x-request-id': `id${INJECTED}`, 'user-agent': `agent${INJECTED}`, referer: `ref${INJECTED}`,
       'x-forwarded-for': `1.2.3.4${INJECTED}`, host: `id.example.test${INJECTED}`,
     };
-    const requests: [FastifyInstance, Parameters<FastifyInstance['inject']>[0]][] = [
+    const requests: [FastifyInstance, InjectOptions][] = [
       [site, { method: 'POST', url: '/cms-json/api/v1/token', headers, payload: { username: `logged${INJECTED}`, password: `pw${INJECTED}` } }],
       [site, { method: 'POST', url: '/cms-json/api/v1/token', headers: { ...headers, ...FORM }, payload: `username=${encodeURIComponent(`x${INJECTED}`)}&password=x` }],
       [site, { method: 'GET', url: `/cms-json/cms/v2/posts?search=${encodeURIComponent(INJECTED)}`, headers }],
