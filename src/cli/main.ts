@@ -17,12 +17,15 @@ import { customerSetPassword } from './commands/customer-set-password.ts';
 import { oauthClientCommands } from './commands/oauth-client.ts';
 import { policyCommands } from './commands/policy.ts';
 import { siteCommands } from './commands/site.ts';
+import { usersExport } from './commands/users-export.ts';
+import { usersImport } from './commands/users-import.ts';
 import { commandHelp, generalHelp } from './help.ts';
 
 const commands: Command[] = [customerCreate, customerList, customerRotateKey, customerPasswordExpiry, ...siteCommands];
 commands.push(customerSetPassword);
 commands.push(apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke);
 commands.push(...appCommands, ...policyCommands, ...oauthClientCommands);
+commands.push(usersImport, usersExport);
 
 /** The package's version: package.json above this file (src/cli/ when run from the sources, dist/ from the bundle). */
 export function version(): string {
@@ -109,8 +112,8 @@ async function main(argv: string[]): Promise<number> {
     const { compose } = await import('../compose.ts');
     app = await compose(config);
     const result = await command.run(args, { app });
-    process.stdout.write((json ? JSON.stringify(result.json) : result.text) + '\n');
-    return 0;
+    if (!result.printed) process.stdout.write((json ? JSON.stringify(result.json) : result.text) + '\n');
+    return result.exitCode ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
       fail(json, 'usage', error.message, command.usage);
