@@ -23,7 +23,7 @@ import { oidcRoutes } from './identity/oidc/mount.ts';
 import { createOidcService, type OidcService } from './identity/oidc/service.ts';
 import { createSigningKeysService, type SigningKeysService } from './identity/signing-keys/service.ts';
 import { createMfaService, type MfaService } from './identity/mfa/service.ts';
-import { createDatabaseReplayGuard, createRedisReplayGuard } from './identity/replay-guard.ts';
+import { createDatabaseReplayGuard, createRedisReplayGuard, createReplayGuard } from './identity/replay-guard.ts';
 import { createUsersService, type UsersService } from './identity/users/service.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import type { MailWorker } from './mail/worker.ts';
@@ -93,6 +93,15 @@ export interface BackgroundTask {
   stop(): Promise<void>;
 }
 
+/** A synchronous job every `intervalMs` on this node while started; its timer never keeps the process alive. */
+function intervalTask(intervalMs: number, run: () => void): BackgroundTask {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() { timer ??= setInterval(run, intervalMs).unref(); },
+    async stop() { clearInterval(timer); timer = undefined; },
+  };
+}
+
 /** The message says which key is missing and how to share it. */
 export class MasterKeyMismatch extends Error {}
 
@@ -159,15 +168,22 @@ export async function compose(
   // Shared by every node of the cluster: the replay guard and the rate limits' counters.
   const redis = config.redisUrl ? createRedis(config.redisUrl, reportError('Redis')) : undefined;
   const guardOptions = { clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs };
-  const replayGuard = !config.admin.replayGuard ? undefined
-    : redis ? createRedisReplayGuard({ ...guardOptions, redis }) : createDatabaseReplayGuard({ ...guardOptions, db });
+  // The guard lives where the nodes meet: Redis when configured, else PostgreSQL (one statement per
+  // request). A SQLite file is one node's store, so there the guard stays in that node's memory and
+  // signed requests pay no write.
+  const sharedGuard = !config.admin.replayGuard ? undefined
+    : redis ? createRedisReplayGuard({ ...guardOptions, redis })
+      : store.dialect === 'postgres' ? createDatabaseReplayGuard({ ...guardOptions, db }) : undefined;
+  const memoryGuard = config.admin.replayGuard && !sharedGuard ? createReplayGuard(guardOptions) : undefined;
+  const replayGuard = sharedGuard ?? memoryGuard;
   const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
-  // The database guard's expired triples, deleted in batches by one node of the cluster (Redis expires its own).
-  const replayExpiry = replayGuard && !redis && clusterJob({
+  // The database guard's expired triples, deleted in batches by one node of the cluster (Redis
+  // expires its own); the memory guard sweeps as requests come, and this gives an idle node's memory back.
+  const replayExpiry = sharedGuard && !redis ? clusterJob({
     db, clock, name: 'admin-replay-guard-expiry', intervalMs: 30_000,
-    run: () => replayGuard.purgeExpired(),
+    run: () => sharedGuard.purgeExpired(),
     onError: reportError('replay guard expiry failed'),
-  });
+  }) : memoryGuard && intervalTask(30_000, () => memoryGuard.sweep());
 
   const limits = config.rateLimits;
   const identityLimits = (app: FastifyInstance) => installRateLimits(app, { redis, families: [

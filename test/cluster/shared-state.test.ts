@@ -1,7 +1,7 @@
 /**
  * State that every node of a cluster must share (issue 17 part 1), with two compositions on one
- * store standing for two nodes: the admin replay guard (database by default, Redis when
- * LATCHKEY_REDIS_URL is set), periodic jobs claimed once per cluster, and the per-address rate
+ * store standing for two nodes: the admin replay guard (PostgreSQL by default, Redis when
+ * LATCHKEY_REDIS_URL is set; on SQLite, one node's store, it stays in memory), periodic jobs claimed once per cluster, and the per-address rate
  * limits with the IETF draft's headers, answered in each face's own error body.
  */
 import assert from 'node:assert/strict';
@@ -87,6 +87,25 @@ async function assertReplayRefusedAcrossNodes(c: Cluster): Promise<void> {
 }
 
 describeEachStore('replay guard shared by the nodes (database)', (kind) => {
+  if (kind === 'sqlite') {
+    // A SQLite file is one node's store: the guard is in its memory and a signed request writes nothing.
+    test('SQLite: the guard is the node\'s memory; a triple is refused after the 2 s grace, and nothing is written', async (t) => {
+      const c = await cluster(t, kind, 1);
+      const identity = c.nodes[0]!.identity;
+      const headers = signed(c.customer, c.clock.now());
+      assert.equal((await count(identity, headers)).statusCode, 200);
+      c.clock.advance(2000);
+      assert.equal((await count(identity, headers)).statusCode, 200);
+      c.clock.advance(1);
+      const replayed = await count(identity, headers);
+      assert.equal(replayed.statusCode, 401, replayed.body);
+      assert.deepEqual(replayed.json(), DENIED);
+      const rows = await c.store.db.selectFrom('admin_replay_guard').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(rows.n), 0);
+    });
+    return;
+  }
+
   test('a triple used on node A is refused on node B after the 2 s grace', async (t) => {
     await assertReplayRefusedAcrossNodes(await cluster(t, kind, 2));
   });
