@@ -4,9 +4,10 @@
 // written under another name and renamed into place, so a call running at the same time never reads
 // half of it. Where the checkout is not writable, the sources run through tsx as before.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isBundleCurrent } from '../scripts/bundle-state.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -17,23 +18,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 }
 
 const bundle = join(root, 'dist', 'cli.js');
-
-function newest(dir) {
-  let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }
-  return latest;
-}
-
-function isCurrent() {
-  try {
-    return statSync(bundle).mtimeMs >= Math.max(newest(join(root, 'src')), statSync(join(root, 'package-lock.json')).mtimeMs);
-  } catch {
-    return false;
-  }
-}
 
 function build() {
   const partial = join(root, 'dist', `.cli-${process.pid}.js`);
@@ -47,7 +31,7 @@ function build() {
   }
 }
 
-if (isCurrent() || build()) {
+if (isBundleCurrent(root, bundle) || build()) {
   await import(pathToFileURL(bundle).href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -9,33 +9,14 @@
  *   node scripts/build.mjs --if-stale              # the same, only when a source is newer than the bundle
  *   node scripts/build.mjs <entry.ts> <outfile.js> # any other entry (the bench builds its server)
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { build } from 'esbuild';
+import { isBundleCurrent } from './bundle-state.mjs';
 
 const args = process.argv.slice(2);
 const ifStale = args.includes('--if-stale');
 const [entry = 'src/main.ts', outfile = 'dist/main.js'] = args.filter((arg) => arg !== '--if-stale');
 
-/** The newest modification time of any file under `dir`. */
-function newest(dir) {
-  let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }
-  return latest;
-}
-
-function isCurrent() {
-  try {
-    return statSync(outfile).mtimeMs >= Math.max(newest('src'), statSync('package-lock.json').mtimeMs);
-  } catch {
-    return false;
-  }
-}
-
-if (!(ifStale && isCurrent())) {
+if (!(ifStale && isBundleCurrent('.', outfile))) {
   await build({
     entryPoints: [entry],
     outfile,
