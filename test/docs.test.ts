@@ -19,10 +19,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './helpers/ports.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The order the docs are run in: each continues where the previous one left off; other docs/*.md follow. */
@@ -151,17 +151,6 @@ function compare(expected: Block, stdout: string): string | undefined {
   if (want.length !== got.length) return `expected ${want.length} lines, got ${got.length}`;
   const line = want.findIndex((w, i) => !pattern(w).test(got[i]));
   return line < 0 ? undefined : `line ${line + 1}: expected ${JSON.stringify(want[line])}, got ${JSON.stringify(got[line])}`;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 /** One bash session; run() sources a block in it and returns its stdout, stderr and status. */

@@ -9,7 +9,6 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
@@ -17,18 +16,11 @@ import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { postgresUrl } from './helpers/stores.ts';
+import { freePort } from './helpers/ports.ts';
 
 // A safety net against a hung child, not an assertion about speed.
 const LIMIT_MS = 120_000;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** The environment of a child: ours without any LATCHKEY_* setting, plus `env`. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

@@ -12,7 +12,6 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,6 +22,7 @@ import { loadConfig } from '../../src/config.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
 const hasNginx = spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).status === 0;
@@ -36,14 +36,6 @@ const KILL_AT_MS = 5_000;
 const INVITEES = 12;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + deadlineMs;

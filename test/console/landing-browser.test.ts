@@ -18,7 +18,8 @@ import * as client from 'openid-client';
 import type { Page, Response } from 'playwright-core';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { build, type TestApp } from '../helpers/app.ts';
-import { authorizationRequest, discover, freePort } from '../helpers/relying-party.ts';
+import { authorizationRequest, discover } from '../helpers/relying-party.ts';
+import { freePort } from '../helpers/ports.ts';
 import { describeEachStore, type StoreKind } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, findChromium } from './browser.ts';
 

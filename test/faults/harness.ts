@@ -17,6 +17,7 @@ import pg from 'pg';
 import { compose, type Composition } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
+import { freePort } from '../helpers/ports.ts';
 
 export const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,14 +28,6 @@ if (!postgresUrl && process.env.CI === 'true') throw new Error('CI must run the 
 
 export const PASSWORD = 'violet-otter-harbour-42';
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls `probe` every 50 ms until it returns a value; throws after `deadlineMs`. */
 export async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined>): Promise<T> {

@@ -3,7 +3,6 @@
  * Path (so a cookie scoped to one customer's issuer never reaches another's), plus the pieces of a
  * relying party built on openid-client.
  */
-import { createServer } from 'node:net';
 import * as client from 'openid-client';
 
 interface StoredCookie { name: string; value: string; path: string }
@@ -57,15 +56,6 @@ export class Browser {
     }
     throw new Error(`too many redirects from ${start}`);
   }
-}
-
-/** A free TCP port on 127.0.0.1, for a server whose public URL must be known before it starts. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** openid-client's discovery for a confidential client (client_secret_basic) over plain http. */

@@ -23,7 +23,8 @@ import { createTestClock } from '../../src/lib/clock.ts';
 import { createStore, type Store } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations/migrate.ts';
 import { adminClient, build, testEnv, type AdminClient } from '../helpers/app.ts';
-import { authorizationRequest, Browser, discover, freePort } from '../helpers/relying-party.ts';
+import { authorizationRequest, Browser, discover } from '../helpers/relying-party.ts';
+import { freePort } from '../helpers/ports.ts';
 import { describeEachStore, postgresSchema, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
 
 // Never contacted: the flow stops at the redirect and hands its URL to the relying party.
