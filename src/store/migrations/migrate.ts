@@ -16,6 +16,7 @@ import { customerSigningKeysAndOidcMigration } from './0013-customer-signing-key
 import { magicLinksMigration } from './0014-magic-links.ts';
 import { consoleMigration } from './0015-console.ts';
 import { replayGuardMigration } from './0016-replay-guard.ts';
+import { magicLinkLookupsMigration } from './0017-magic-link-lookups.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -36,6 +37,7 @@ export async function migrate(store: Store): Promise<void> {
     '0014-magic-links': magicLinksMigration(store.dialect),
     '0015-console': consoleMigration(store.dialect),
     '0016-replay-guard': replayGuardMigration(store.dialect),
+    '0017-magic-link-lookups': magicLinkLookupsMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
