@@ -33,6 +33,7 @@ import { TOKEN_PATH, tokenRoutes } from './token/routes.ts';
 import { createTokenService } from './token/service.ts';
 import { createLoginThrottle } from './token/throttle.ts';
 import type { ChangeFeed } from '../store/changes.ts';
+import type { ThrottleStore } from '../store/throttles/types.ts';
 import { prepareSiteUserLookup } from './users.ts';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -88,6 +89,8 @@ export interface SiteAppOptions {
   providerFetch?: typeof fetch;
   /** Installs the per-address rate limits (http/rate-limit.ts) before any route. */
   rateLimits?: (app: FastifyInstance) => Promise<void>;
+  /** Where the login throttle counts (compose.ts: Redis when configured); default: the database. */
+  throttles?: ThrottleStore;
 }
 
 /** What the server, CLI and tests may change when building the site from a composition. */
@@ -274,7 +277,7 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
 
   await app.register(healthRoutes, { ping: opts.ping });
 
-  const throttle = createLoginThrottle({ db, clock, ...site.login });
+  const throttle = createLoginThrottle({ store: opts.throttles, db, clock, ...site.login });
   const tokens = createTokenService({ customerId, users, mfa: opts.mfa, issuer, throttle });
   const posts = createPostsService({ db, clock });
 

@@ -11,6 +11,7 @@ import type { Sealer } from '../../lib/seal.ts';
 import { buildOtpauthUri, generateTotpSecret, verifyTotp } from '../../identity/mfa/totp.ts';
 import { createLoginThrottle, type LoginAttempt, type LoginThrottle, type Reservation } from '../../site/token/throttle.ts';
 import type { Database } from '../../store/schema.ts';
+import type { ThrottleStore } from '../../store/throttles/types.ts';
 import * as repo from './repo.ts';
 
 export interface Owner {
@@ -38,7 +39,7 @@ export interface ConsoleOwnersService {
   /** @throws NotFound (customer), Invalid (password rule). */
   setPassword(customerKey: string, password: string): Promise<{ customerId: number; email: string }>;
   /**
-   * Checks e-mail and password, the attempt reserved first (one statement per key) so a throttled
+   * Checks e-mail and password, the attempt reserved first (one atomic operation) so a throttled
    * caller costs no argon2 run. An unknown e-mail takes as long as a wrong password.
    * @throws RateLimited while the owner's or the address's key is blocked.
    */
@@ -61,11 +62,14 @@ export function createConsoleOwnersService(deps: {
   db: Kysely<Database>;
   clock: Clock;
   sealer: Sealer;
+  /** Where the default throttle counts (compose.ts: Redis when configured); default: the database. */
+  throttles?: ThrottleStore;
   /** Default: 5 attempts per owner, 50 per address, blocks doubling up to 15 minutes. */
   throttle?: LoginThrottle;
 }): ConsoleOwnersService {
   const { db, clock, sealer } = deps;
-  const throttle = deps.throttle ?? createLoginThrottle({ db, clock, userFreeAttempts: 5, ipFreeAttempts: 50, maxDelaySeconds: 900 });
+  const throttle = deps.throttle
+    ?? createLoginThrottle({ store: deps.throttles, db, clock, userFreeAttempts: 5, ipFreeAttempts: 50, maxDelaySeconds: 900 });
   const aad = (customerKey: string) => `console-totp:${customerKey}`;
   const toOwner = (row: repo.OwnerRow): Owner => ({
     customerId: row.customerId, customerKey: row.customerKey, email: row.email, displayName: row.displayName,

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { MfaService } from '../../identity/mfa/service.ts';
 import type { UsersService } from '../../identity/users/service.ts';
 import type { Database } from '../../store/schema.ts';
+import type { ThrottleStore } from '../../store/throttles/types.ts';
 import type { SiteArea, SiteContext } from '../app.ts';
 import { createApiTokenVerifier } from '../protect/api-token.ts';
 import { createLoginThrottle } from '../token/throttle.ts';
@@ -22,6 +23,8 @@ export interface ApiTokenAreaDeps {
   /** Users with an authenticator app may not manage tokens with their password alone. */
   mfa?: Pick<MfaService, 'hasActiveAuthenticator'>;
   siteUrl: string;
+  /** Where the token endpoint's throttle counts (the same store as the site app's); default: the database. */
+  throttles?: ThrottleStore;
 }
 
 const capabilitiesOf = (site: SiteContext) => (user: SiteUser) => site.capabilities(site.customer.id, user.id);
@@ -50,7 +53,7 @@ export function apiTokenArea(deps: ApiTokenAreaDeps): SiteArea {
         users: deps.users,
         capabilitiesOf: capabilitiesOf(site),
         // Its own instance over the token endpoint's tables: both count the same failures.
-        throttle: createLoginThrottle({ db: deps.db, clock: site.clock, ...site.config.login }),
+        throttle: createLoginThrottle({ store: deps.throttles, db: deps.db, clock: site.clock, ...site.config.login }),
         hasSecondFactor: deps.mfa ? (customerId, userId) => deps.mfa!.hasActiveAuthenticator(customerId, userId) : undefined,
       }),
     });

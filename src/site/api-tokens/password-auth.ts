@@ -11,7 +11,7 @@ import type { Capabilities, Principal, SiteUser } from '../protect/principal.ts'
 export interface PasswordAuthOptions {
   users: Pick<UsersService, 'findByLogin' | 'verifyCredentials'>;
   capabilitiesOf(user: SiteUser): Promise<Capabilities>;
-  /** The token endpoint's throttle (database-backed, so both count the same failures). */
+  /** The token endpoint's throttle, over the same store (the database or Redis), so both count the same failures. */
   throttle?: LoginThrottle;
   /** True when the user signs in with a second factor (password alone is not enough). */
   hasSecondFactor?(customerId: number, userId: number): Promise<boolean>;

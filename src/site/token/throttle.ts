@@ -1,7 +1,8 @@
 /**
- * Login throttling for the token endpoint (and the password form of the API-token routes), per user
- * and per client address, in the database so it holds across nodes. Every attempt is reserved before
- * the password is checked, in one statement per key that counts it and, from the budget on, blocks the
+ * Login throttling for the token endpoint (and the password form of the API-token routes, and the
+ * console's sign-in), per user and per client address, in a ThrottleStore shared by every node (the
+ * database, or Redis when LATCHKEY_REDIS_URL is set). Every attempt is reserved before the password is
+ * checked, in one atomic operation that counts it on both keys and, from the budget on, blocks the
  * key at once: concurrent guesses get at most the budget of checks, the rest are refused (429) without
  * one. A failure keeps its reservation (it is the recorded failure) and blocks the key for an
  * exponentially longer delay, capped so an attacker cannot lock a user out for long.
@@ -9,12 +10,14 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { RateLimited } from '../../lib/errors.ts';
-import type { Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
-import * as repo from './repo.ts';
+import { createDatabaseThrottleStore } from '../../store/throttles/database.ts';
+import type { Limit, Reserved, ThrottleStore } from '../../store/throttles/types.ts';
 
 export interface LoginThrottleOptions {
-  db: Kysely<Database>;
+  /** Where the counts live (compose.ts picks Redis or the database); without it, the database store over `db`. */
+  store?: ThrottleStore;
+  db?: Kysely<Database>;
   clock: Clock;
   /** Attempts per user (failed or in flight) before the key blocks. */
   userFreeAttempts: number;
@@ -72,31 +75,27 @@ export function delayMs(count: number, budget: number, maxDelaySeconds: number):
 }
 
 export function createLoginThrottle(opts: LoginThrottleOptions): LoginThrottle {
-  const { db, clock } = opts;
+  const { clock } = opts;
+  const store = opts.store ?? (opts.db && createDatabaseThrottleStore({ db: opts.db }));
+  if (!store) throw new Error('createLoginThrottle: give a store or a db');
   const windowMs = opts.windowMs ?? 15 * 60_000;
-  const limit = (budget: number): repo.Limit => ({ budget, delayMs: (n) => delayMs(n, budget, opts.maxDelaySeconds) });
+  const limit = (budget: number): Limit => ({ budget, delayMs: (n) => delayMs(n, budget, opts.maxDelaySeconds) });
   const userLimit = limit(opts.userFreeAttempts);
   const ipLimit = limit(opts.ipFreeAttempts);
   let lastPurge = 0;
-
-  async function refusal(exec: Executor, key: string, now: number): Promise<RateLimited> {
-    const until = await repo.findBlockedUntil(exec, key);
-    return new RateLimited(Math.max(1, Math.ceil((until - now) / 1000)), THROTTLED_MESSAGE);
-  }
 
   return {
     async reserve({ userKey, ipKey }) {
       const now = clock.now();
       const windowStart = now - windowMs;
-      // One transaction, so that an attempt refused on one key does not keep its place on the other;
-      // every attempt takes the address row first, then the user's: no lock-order deadlock.
-      const reserved = await db.transaction().execute(async (trx) => {
-        const ip = await repo.reserve(trx, ipKey, ipLimit, now, windowStart);
-        if (!ip) throw await refusal(trx, ipKey, now);
-        const user = await repo.reserve(trx, userKey, userLimit, now, windowStart);
-        if (!user) throw await refusal(trx, userKey, now);
-        return { ip, user };
-      });
+      // Both keys or neither, so that an attempt refused on one key does not keep its place on the
+      // other; every attempt lists the address first, then the user: no lock-order deadlock.
+      const outcome = await store.reserve([{ key: ipKey, limit: ipLimit }, { key: userKey, limit: userLimit }], now, windowStart);
+      if ('refused' in outcome) {
+        throw new RateLimited(Math.max(1, Math.ceil((outcome.refused.blockedUntil - now) / 1000)), THROTTLED_MESSAGE);
+      }
+      const [ip, user] = outcome.reserved as [Reserved, Reserved];
+      const reserved = { ip, user };
 
       let settled = false;
       const once = (work: () => Promise<void>) => async () => {
@@ -106,25 +105,26 @@ export function createLoginThrottle(opts: LoginThrottleOptions): LoginThrottle {
       };
       return {
         succeeded: once(async () => {
-          await repo.clearKey(db, userKey);
-          await repo.unreserve(db, ipKey, reserved.ip);
+          await store.clear(userKey);
+          await store.unreserve(ipKey, reserved.ip);
         }),
         failed: once(async () => {
           const at = clock.now();
           // The block counts from the failure, as long as it would from a failure recorded after the check.
           for (const [key, r, l] of [[userKey, reserved.user, userLimit], [ipKey, reserved.ip, ipLimit]] as const) {
             const delay = l.delayMs(r.count);
-            if (delay > 0) await repo.extendBlock(db, key, at + delay);
+            if (delay > 0) await store.extendBlock(key, at + delay, at);
           }
-          // Attackers spraying usernames leave rows behind; each node sweeps old ones now and then.
+          // Attackers spraying usernames leave rows behind; each node sweeps old ones now and then
+          // (a no-op in Redis, whose keys expire by themselves).
           if (at - lastPurge >= PURGE_EVERY_MS) {
             lastPurge = at;
-            await repo.purgeOld(db, at - windowMs, at);
+            await store.purgeOld(at - windowMs, at);
           }
         }),
         release: once(async () => {
-          await repo.unreserve(db, userKey, reserved.user);
-          await repo.unreserve(db, ipKey, reserved.ip);
+          await store.unreserve(userKey, reserved.user);
+          await store.unreserve(ipKey, reserved.ip);
         }),
       };
     },
