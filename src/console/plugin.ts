@@ -11,7 +11,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { SiteConfig } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
-import { Conflict, Invalid, LatchkeyError, NotFound, RateLimited } from '../lib/errors.ts';
+import { logServerError } from '../http/app.ts';
+import { asServiceUnavailable, Conflict, Invalid, LatchkeyError, NotFound, RateLimited } from '../lib/errors.ts';
 import type { Sealer } from '../lib/seal.ts';
 import type { Database } from '../store/schema.ts';
 import { CSRF_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.ts';
@@ -151,6 +152,13 @@ function renderError(ctx: ConsoleContext, error: unknown, request: FastifyReques
   if (code === 'FST_CSRF_MISSING_SECRET' || code === 'FST_CSRF_INVALID_TOKEN') {
     return page(403, 'Form refused', 'This form was not accepted: it has expired or did not come from this console. Go back, reload the page and try again.');
   }
+  // The database (or Redis) is down: refused, never served unchecked; the page says when to retry.
+  const unavailable = asServiceUnavailable(error);
+  if (unavailable) {
+    logServerError(request.log, error);
+    reply.header('retry-after', String(unavailable.retryAfterSeconds));
+    return page(503, 'Temporarily unavailable', `The console cannot reach the data it needs right now. Try again in ${unavailable.retryAfterSeconds} seconds.`);
+  }
   if (error instanceof RateLimited) {
     reply.header('retry-after', String(error.retryAfterSeconds));
     return page(429, 'Too many attempts', `Try again in ${error.retryAfterSeconds} seconds.`);
@@ -160,6 +168,6 @@ function renderError(ctx: ConsoleContext, error: unknown, request: FastifyReques
   if (error instanceof LatchkeyError) return page(400, 'Not saved', error.message);
   const status = (error as { statusCode?: number }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return page(status, 'Bad request', 'The request was not understood.');
-  request.log.error({ err: error }, 'console error');
+  logServerError(request.log, error);
   return page(500, 'Something went wrong', 'The console could not finish this request. Nothing secret was logged; the request id is in the logs.');
 }

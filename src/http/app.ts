@@ -4,9 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, {
-  LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
+  LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
 import pino from 'pino';
+import { asServiceUnavailable } from '../lib/errors.ts';
 import { answerClientError, discard } from './client-errors.ts';
 import { installInputChecks } from './input-checks.ts';
 
@@ -182,4 +183,22 @@ export function sendWire(reply: FastifyReply, wire: WireError): FastifyReply {
   if (wire.headers) reply.headers(wire.headers);
   reply.code(wire.status).type(typeof wire.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8');
   return reply.send(wire.body);
+}
+
+/**
+ * How every face logs an error it answers with a 5xx. A dependency that cannot be reached (a 503:
+ * the database or Redis down or silent) is an outage an operator watches for, not a defect: one warn
+ * line naming the dependency and the driver's short reason, no stack (a stack per refused request
+ * during an outage would bury everything else). Anything else is unexpected: error level, with the
+ * error serialized (stack included) so it can be fixed.
+ */
+export function logServerError(log: FastifyBaseLogger, error: unknown): void {
+  const unavailable = asServiceUnavailable(error);
+  if (unavailable) {
+    const { code } = (error ?? {}) as { code?: unknown };
+    const reason = error instanceof Error ? error.message.slice(0, 200) : undefined;
+    log.warn({ dependency: unavailable.dependency, ...(typeof code === 'string' ? { code } : {}), reason }, `${unavailable.dependency} unavailable: answered 503`);
+    return;
+  }
+  log.error({ err: error }, 'unexpected error');
 }

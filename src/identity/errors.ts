@@ -4,7 +4,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { sendWire, type WireError } from '../http/app.ts';
+import { logServerError, sendWire, type WireError } from '../http/app.ts';
 import { asServiceUnavailable, LatchkeyError, MfaFailed, NotFound, RateLimited, USER_NOT_FOUND_MESSAGE } from '../lib/errors.ts';
 
 export type AdminErrorStyle =
@@ -155,7 +155,7 @@ export function installAdminErrors(app: FastifyInstance): void {
       username: typeof (request.body as { username?: unknown } | undefined)?.username === 'string'
         ? (request.body as { username: string }).username : undefined,
     });
-    if (wire.status >= 500) request.log.error({ err: error }, 'unexpected error');
+    if (wire.status >= 500) logServerError(request.log, error);
     return sendWire(reply, wire);
   });
   app.setNotFoundHandler((request, reply) => {

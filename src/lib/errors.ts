@@ -106,13 +106,20 @@ export class MfaFailed extends LatchkeyError {
   }
 }
 
+/** Which dependency could not be reached: logs name it (a 503 is an outage to see, not a bug to fix). */
+export type Dependency = 'database' | 'redis';
+
 /**
- * A dependency the answer needs (the database) cannot be reached now: the request is refused, never
- * answered unchecked. Both faces render it as 503 with Retry-After.
+ * A dependency the answer needs (the database, Redis) cannot be reached now: the request is refused,
+ * never answered unchecked. Every face renders it as 503 with Retry-After, in its own body.
  */
 export class ServiceUnavailable extends LatchkeyError {
   static override readonly code = 'unavailable' as const;
-  constructor(readonly retryAfterSeconds = 5, message = 'The service is temporarily unavailable; retry later.') {
+  constructor(
+    readonly retryAfterSeconds = 5,
+    message = 'The service is temporarily unavailable; retry later.',
+    readonly dependency: Dependency = 'database',
+  ) {
     super('unavailable', message);
   }
 }
@@ -120,13 +127,25 @@ export class ServiceUnavailable extends LatchkeyError {
 // PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01-03 (the server shutting down or
 // starting up), 53300 (too many connections). Socket errors of the driver, and SQLite's busy timeout.
 const UNAVAILABLE_CODES = /^(08[0-9A-Z]{3}|57P0[123]|53300|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|SQLITE_BUSY(_[A-Z]+)?)$/;
-// pg and pg-pool name these failures in text only (no code).
+// pg and pg-pool name these failures in text only (no code). "Query read timeout" is pg's
+// query_timeout (store/db.ts bounds every query): a database gone silent mid-query.
 const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout)/;
+// ioredis (store/redis.ts: commandTimeout, no retries per request) fails a command with plain Errors
+// named by their text: the command timeout ("Command timed out"), a closed connection ("Connection is
+// closed."), a command cut by the connection closing (redis-errors' AbortError "Command aborted due
+// to connection close"), a queued command flushed on a failed reconnect (MaxRetriesPerRequestError
+// "Reached the max retries per request limit …"), and the offline queue off. Its socket errors carry
+// the codes above (ECONNREFUSED, "connect ETIMEDOUT" with code ETIMEDOUT).
+const REDIS_UNAVAILABLE_MESSAGES = /^(Command timed out|Connection is closed\.|Command aborted due to connection close|Reached the max retries per request limit|Stream isn't writeable and enableOfflineQueue options is false)/;
 
-/** `error` as ServiceUnavailable when it says the database could not be reached, else undefined. */
+/**
+ * `error` as ServiceUnavailable when it says the database or Redis could not be reached (or did not
+ * answer in time), else undefined.
+ */
 export function asServiceUnavailable(error: unknown): ServiceUnavailable | undefined {
   if (error instanceof ServiceUnavailable) return error;
   if (!(error instanceof Error)) return undefined;
+  if (error.name === 'MaxRetriesPerRequestError' || REDIS_UNAVAILABLE_MESSAGES.test(error.message)) return new ServiceUnavailable(undefined, undefined, 'redis');
   const code = (error as { code?: unknown }).code;
   if ((typeof code === 'string' && UNAVAILABLE_CODES.test(code)) || UNAVAILABLE_MESSAGES.test(error.message)) return new ServiceUnavailable();
   return undefined;

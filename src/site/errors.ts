@@ -4,7 +4,7 @@
  * API-token body. Verifiers and services throw domain errors; this file picks status and body.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { isMalformedMultipart, sendWire } from '../http/app.ts';
+import { isMalformedMultipart, logServerError, sendWire } from '../http/app.ts';
 import { asServiceUnavailable, LatchkeyError, RateLimited, Unauthenticated } from '../lib/errors.ts';
 
 export interface SiteWireError {
@@ -181,7 +181,7 @@ export function installSiteErrors(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     // busboy's errors (no boundary, a form cut short) are plain Errors: the client's bytes, not ours.
     const wire = isMalformedMultipart(request, error) ? siteError(400, 'BAD_REQUEST', 'multipart body is malformed') : toWire(error);
-    if (wire.status >= 500) request.log.error({ err: error }, 'unexpected error');
+    if (wire.status >= 500) logServerError(request.log, error);
     return send(reply, wire);
   });
   // The path is not echoed: it is attacker-chosen text of any length.

@@ -29,10 +29,24 @@ export interface StoreOptions {
   poolSize?: number;
   /** PostgreSQL only: the change listener's own URL, when it must differ (tests route it through a proxy). */
   listenerUrl?: string;
+  /** PostgreSQL only: the bound on each statement (default QUERY_TIMEOUT_MS); tests shorten it. */
+  queryTimeoutMs?: number;
 }
 
 /** PostgreSQL: the longest wait for a connection of the pool (see createPostgresStore). */
 export const CONNECT_TIMEOUT_MS = 3000;
+
+/**
+ * PostgreSQL: the longest a statement may go unanswered before the request fails (503) and its
+ * connection is dropped. Without it a database that goes silent mid-query (a partition, a frozen
+ * host) holds the request until TCP gives up, minutes later. 10 s is far above any statement the
+ * request path sends (lookups and single-row writes take milliseconds; the longest, a 500-row batch
+ * of a bulk import or export, well under a second, and each statement of a transaction is bounded on
+ * its own) yet short enough that a client is answered before its own timeout. Migrations are exempt
+ * (withNamedStatements): a schema change on a large table, or waiting for another node's migrations,
+ * may rightly take longer.
+ */
+export const QUERY_TIMEOUT_MS = 10_000;
 
 // int8 (bigint) columns hold epoch milliseconds and ids: well inside 2^53, so numbers, not strings.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -124,14 +138,16 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
     // hold requests for ever: a connection (or a wait for a free one) gives up after this, and the
     // request is answered 503 (lib/errors.ts). Generous enough for a busy pool under load.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    // A peer gone silently is noticed by TCP keepalive instead of on the next query's long timeout.
+    // An idle connection whose peer went away silently is noticed by TCP keepalive (probes after
+    // 10 s idle instead of the system's 2 hours), so the pool drops it before a request picks it up.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
   const changes = createChangeLog();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, () => createWriteTracker(changes)) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, () => createWriteTracker(changes), options.queryTimeoutMs ?? QUERY_TIMEOUT_MS) }) });
   const listener = await listenForChanges({
     connectionString: options.listenerUrl ?? url,
     // Named so an operator (or a test) can find this node's listening connection in pg_stat_activity.
@@ -150,6 +166,11 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
   };
 }
 
+/** Kysely's migration lock (postgres-adapter.ts: pg_advisory_lock, or the _xact form inside a transaction). */
+const MIGRATION_LOCK = /\bpg_advisory(?:_xact)?_lock\s*\(/i;
+/** Schema changes: exempt from the statement bound wherever they run (they wait for table locks). */
+const SCHEMA_CHANGE = /^\s*(?:create|alter|drop|comment|reindex|vacuum|analyze|cluster|refresh)\b/i;
+
 /**
  * PostgreSQL plans every unnamed statement anew, and planning a small lookup costs several times its
  * execution. Naming a statement makes each connection parse and plan it once. Only plain DML is
@@ -157,7 +178,7 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
  * length must not grow every connection's statement cache without bound). A statement whose result
  * columns changed under it (a migration by another node) is dropped and run unnamed again.
  */
-function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxNames = 500): PostgresPool {
+function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, queryTimeoutMs: number, maxNames = 500): PostgresPool {
   const names = new Map<string, string>();
   // Never reused: a connection may still hold a dropped text's statement under its old name.
   let issued = 0;
@@ -170,14 +191,17 @@ function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxN
     }
     return name;
   };
-  const query = (client: pg.PoolClient, text: string, values: readonly unknown[] | undefined): Promise<pg.QueryResult> => {
+  // pg's per-query query_timeout (client side: it also ends a wait on a silent network, which a
+  // server-side statement_timeout cannot). Undefined: unbounded.
+  const query = (client: pg.PoolClient, text: string, values: readonly unknown[] | undefined, timeout: number | undefined): Promise<pg.QueryResult> => {
     const name = nameOf(text);
-    if (!name) return client.query(text, values as unknown[]);
-    return client.query({ name, text, values: values as unknown[] }).catch((error: { code?: string }) => {
+    const bound = timeout === undefined ? {} : { query_timeout: timeout };
+    if (!name) return client.query({ text, values: values as unknown[], ...bound });
+    return client.query({ name, text, values: values as unknown[], ...bound }).catch((error: { code?: string }) => {
       // 0A000: "cached plan must not change result type".
       if (error?.code !== '0A000') throw error;
       names.delete(text);
-      return client.query(text, values as unknown[]);
+      return client.query({ text, values: values as unknown[], ...bound });
     });
   };
   return {
@@ -191,10 +215,23 @@ function withNamedStatements(pool: pg.Pool, newTracker: () => WriteTracker, maxN
       client.on('error', onError);
       // Kysely holds one connection from BEGIN to COMMIT, so one tracker per checkout follows a transaction.
       const writes = newTracker();
+      // Kysely's migrator runs on one connection that first takes its advisory lock: from then on,
+      // this checkout's statements (the lock wait, schema changes, data migrations) are not bounded.
+      let migrating = false;
       const wrapped = {
         query(text: unknown, values?: ReadonlyArray<unknown>) {
           if (typeof text !== 'string') return client.query(text as never);
-          return query(client, text, values).finally(() => writes.ran(text));
+          // A broken connection answers nothing more (a transaction's ROLLBACK would wait behind the
+          // timed-out statement for a bound of its own): fail at once; releasing it ends the transaction.
+          if (broken) return Promise.reject(broken);
+          migrating ||= MIGRATION_LOCK.test(text);
+          const timeout = migrating || SCHEMA_CHANGE.test(text) ? undefined : queryTimeoutMs;
+          return query(client, text, values, timeout).catch((error: Error) => {
+            // The timed-out statement may still be on the wire: its answer, should it come, would be
+            // read as the next one's. The connection is destroyed on release, never reused.
+            if (error?.message === 'Query read timeout') broken ??= error;
+            throw error;
+          }).finally(() => writes.ran(text));
         },
         release: () => {
           client.removeListener('error', onError);

@@ -5,7 +5,8 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { RateLimited } from '../../lib/errors.ts';
+import { logServerError } from '../../http/app.ts';
+import { asServiceUnavailable, RateLimited } from '../../lib/errors.ts';
 import { SCOPES, type OauthTokenService } from './service.ts';
 
 type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope';
@@ -67,7 +68,14 @@ export async function oauthTokenRoutes(app: FastifyInstance, opts: { tokens: Oau
     const status = (error as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) return sendError(reply, 'invalid_request', 'the request is malformed');
     if ((error as { code?: string }).code === 'invalid') return sendError(reply, 'invalid_request', 'the request is malformed');
-    request.log.error({ err: error }, 'unexpected error');
+    logServerError(request.log, error);
+    // The database (or Redis) is down: no token without checking the client. RFC 6749 names this
+    // condition temporarily_unavailable (§4.1.2.1); §5.2's body shape, 503 with Retry-After.
+    const unavailable = asServiceUnavailable(error);
+    if (unavailable) {
+      return reply.code(503).headers({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(unavailable.retryAfterSeconds) })
+        .send({ error: 'temporarily_unavailable', error_description: unavailable.message });
+    }
     return reply.code(500).headers({ 'cache-control': 'no-store' }).send({ error: 'server_error', error_description: 'An unexpected error occurred.' });
   });
 

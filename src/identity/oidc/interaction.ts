@@ -5,7 +5,9 @@
  * link from the e-mail.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PAGE_HEADERS, useTheLinkPage } from './pages.ts';
+import { logServerError } from '../../http/app.ts';
+import { asServiceUnavailable } from '../../lib/errors.ts';
+import { noStorePage, PAGE_HEADERS, unavailablePage, useTheLinkPage } from './pages.ts';
 import { SCOPES, type InteractionDetails } from './provider.ts';
 import { TICKET_COOKIE } from './repo.ts';
 import type { CustomerProvider, OidcService } from './service.ts';
@@ -27,7 +29,9 @@ export async function handleInteraction(oidc: OidcService, entry: CustomerProvid
   let details: InteractionDetails;
   try {
     details = await provider.interactionDetails(request.raw, reply.raw);
-  } catch {
+  } catch (error) {
+    // The database is down: refused as such (503, mount.ts), not taken for a missing interaction.
+    if (asServiceUnavailable(error)) throw error;
     // No interaction cookie, or an expired interaction: nothing to continue.
     return useTheLink(reply);
   }
@@ -53,9 +57,22 @@ export async function handleInteraction(oidc: OidcService, entry: CustomerProvid
   // The ticket is spent: the browser may forget it.
   reply.raw.setHeader('set-cookie', `${TICKET_COOKIE}=; Path=${issuerPath}/interaction; Max-Age=0; HttpOnly; SameSite=Lax`);
   for (const [name, headerValue] of Object.entries(PAGE_HEADERS)) if (name !== 'content-type') reply.raw.setHeader(name, headerValue);
-  await provider.interactionFinished(request.raw, reply.raw, {
-    // remember: false — a browser-session cookie: the magic link, not the provider, is the way in.
-    login: { accountId, amr: ticket.amr, remember: false },
-    consent: { grantId },
-  }, { mergeWithLastSubmission: false });
+  try {
+    await provider.interactionFinished(request.raw, reply.raw, {
+      // remember: false — a browser-session cookie: the magic link, not the provider, is the way in.
+      login: { accountId, amr: ticket.amr, remember: false },
+      consent: { grantId },
+    }, { mergeWithLastSubmission: false });
+  } catch (error) {
+    // Hijacked: Fastify can no longer answer, so an error here (the database gone while the result is
+    // saved) is answered here, or the browser would wait for ever.
+    const unavailable = asServiceUnavailable(error);
+    logServerError(request.log, error);
+    if (reply.raw.headersSent) { reply.raw.destroy(); return; }
+    reply.raw.statusCode = unavailable ? 503 : 500;
+    reply.raw.setHeader('content-type', 'text/html; charset=utf-8');
+    if (unavailable) reply.raw.setHeader('retry-after', String(unavailable.retryAfterSeconds));
+    reply.raw.end(unavailable ? unavailablePage(unavailable.retryAfterSeconds)
+      : noStorePage('Sign-in failed', ['The sign-in could not be completed. Start again from the application.']));
+  }
 }

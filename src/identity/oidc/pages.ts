@@ -37,3 +37,28 @@ export function useTheLinkPage(): string {
     'A link works once and for a few minutes; if yours has expired, ask for a new one.',
   ]);
 }
+
+export const UNAVAILABLE_TITLE = 'Sign-in is unavailable right now';
+
+/** The database cannot be reached: the provider refuses rather than answer unchecked. */
+export function unavailablePage(retryAfterSeconds: number): string {
+  return noStorePage(UNAVAILABLE_TITLE, [
+    'The sign-in service cannot complete this request at the moment.',
+    `Try again in ${retryAfterSeconds} seconds.`,
+  ]);
+}
+
+/** The JSON body of the same refusal, in the provider's error shape (RFC 6749 §5.2, §4.1.2.1's code). */
+export function unavailableBody(description: string): { error: string; error_description: string } {
+  return { error: 'temporarily_unavailable', error_description: description };
+}
+
+/**
+ * Whether an error should be an HTML page rather than JSON, the way oidc-provider decides for its own
+ * errors (koa's accepts('json', 'html')): browsers, which list text/html and not JSON, get the page;
+ * `*\/*` (curl, HTTP libraries) and JSON clients get JSON.
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  const value = (accept ?? '').toLowerCase();
+  return value.includes('text/html') && !value.includes('application/json');
+}

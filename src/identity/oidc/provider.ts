@@ -13,7 +13,8 @@ import type { ApplicationsService } from '../applications/service.ts';
 import type { SigningKeysService } from '../signing-keys/service.ts';
 import type { UsersService } from '../users/service.ts';
 import { kyselyAdapterFactory, type ModelPayload } from './adapter.ts';
-import { noStorePage } from './pages.ts';
+import { asServiceUnavailable, type ServiceUnavailable } from '../../lib/errors.ts';
+import { noStorePage, unavailableBody, unavailablePage } from './pages.ts';
 // @ts-expect-error TS7016: oidc-provider@8 ships no type declarations; the types below cover the part used here.
 import * as untyped from 'oidc-provider';
 
@@ -39,7 +40,12 @@ export interface OidcProvider {
   interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
   Grant: { new (init: { accountId: string; clientId: string }): ProviderGrant; find(id: string): Promise<ProviderGrant | undefined> };
   on(event: string, listener: (...args: unknown[]) => void): void;
+  /** Koa middleware around the provider's own (pre- and post-processing). */
+  use(middleware: (ctx: KoaContext, next: () => Promise<void>) => Promise<void>): void;
 }
+
+/** The part of Koa's context used here. */
+interface KoaContext { type: string; body: unknown; status: number; set(name: string, value: string): void }
 
 interface PolicyContext { oidc: { session: { accountId?: string }; account?: unknown } }
 type Check = unknown;
@@ -89,6 +95,9 @@ export interface ProviderDeps {
 export function cookieKey(masterKey: Buffer, customerId: number): string {
   return createHmac('sha256', masterKey).update(`latchkey oidc cookies ${customerId}`).digest('base64url');
 }
+
+/** Requests whose error was the database being down (marked by the server_error listener). */
+const unavailableRequests = new WeakMap<object, ServiceUnavailable>();
 
 export async function createCustomerProvider(deps: ProviderDeps, customer: { id: number; issuer: string }): Promise<OidcProvider> {
   const { db, users, applications, signingKeys } = deps;
@@ -168,8 +177,16 @@ export async function createCustomerProvider(deps: ProviderDeps, customer: { id:
       short: cookieOptions,
     },
     ttl: TTL,
-    async renderError(ctx: { type: string; body: unknown; status: number }, out: { error: string; error_description?: string }) {
+    async renderError(ctx: KoaContext, out: { error: string; error_description?: string }, error: unknown) {
       ctx.type = 'html';
+      // The database is down (a client, grant or session could not be read): 503, not "sign-in failed".
+      const unavailable = asServiceUnavailable(error);
+      if (unavailable) {
+        ctx.status = 503;
+        ctx.set('retry-after', String(unavailable.retryAfterSeconds));
+        ctx.body = unavailablePage(unavailable.retryAfterSeconds);
+        return;
+      }
       ctx.body = noStorePage('Sign-in failed', [
         'The application’s sign-in request could not be completed.',
         `${out.error}${out.error_description ? `: ${out.error_description}` : ''}`,
@@ -180,8 +197,24 @@ export async function createCustomerProvider(deps: ProviderDeps, customer: { id:
   // URL (never from the client): endpoints in discovery then always match the issuer.
   provider.proxy = true;
   // The browser gets a generic server_error page; the operator gets the reason (never a token: messages only).
-  provider.on('server_error', (_ctx, error) => {
-    process.stderr.write(`latchkey: OpenID provider of customer ${customerId}: ${(error as Error)?.message ?? error}\n`);
+  // A database outage is a 503 (below), said as such: an outage to watch, not a defect.
+  provider.on('server_error', (ctx, error) => {
+    const unavailable = asServiceUnavailable(error);
+    if (unavailable) unavailableRequests.set(ctx as object, unavailable);
+    const what = unavailable ? `${unavailable.dependency} unavailable, answered 503` : 'server error';
+    process.stderr.write(`latchkey: OpenID provider of customer ${customerId}: ${what}: ${(error as Error)?.message ?? error}\n`);
+  });
+  // oidc-provider renders every error that is not its own as a 500 server_error; its JSON answers
+  // (token, userinfo, …) have no rendering hook, so a post-middleware (provider.use, documented)
+  // turns the ones server_error marked above into 503 temporarily_unavailable with Retry-After.
+  // renderError (HTML) has already answered 503 itself.
+  provider.use(async (ctx: KoaContext, next: () => Promise<void>) => {
+    await next();
+    const unavailable = unavailableRequests.get(ctx);
+    if (!unavailable || ctx.status !== 500) return;
+    ctx.status = 503;
+    ctx.set('retry-after', String(unavailable.retryAfterSeconds));
+    ctx.body = unavailableBody(unavailable.message);
   });
   return provider;
 }

@@ -81,3 +81,12 @@ export function badRequestPage(): string {
 export function errorPage(): string {
   return page('Something went wrong', '<p>An unexpected error occurred. Try again in a moment.</p>');
 }
+
+/**
+ * The database (or Redis) cannot be reached: the sign-in was refused, not half done. Whether the link
+ * was already spent depends on where the outage struck, so the page promises nothing about it.
+ */
+export function unavailablePage(retryAfterSeconds: number): string {
+  return page('Sign-in is unavailable right now', `<p role="alert">The service cannot complete your sign-in at the moment.</p>
+<p>Try again in ${retryAfterSeconds} seconds. If the link no longer works then, ask your administrator for a new invitation.</p>`);
+}

@@ -7,11 +7,13 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { logServerError } from '../../../http/app.ts';
+import { asServiceUnavailable } from '../../../lib/errors.ts';
 import type { LiveLink } from '../types.ts';
 import type { MagicLinksService } from '../service.ts';
 import { PENDING_LOGIN_MS } from '../service.ts';
 import {
-  badRequestPage, codePage, confirmPage, deadLinkPage, errorPage, noAuthenticatorPage, samlPage, signInEndedPage, STYLE_HASH,
+  badRequestPage, codePage, confirmPage, deadLinkPage, errorPage, noAuthenticatorPage, samlPage, signInEndedPage, STYLE_HASH, unavailablePage,
 } from './pages.ts';
 
 export const PENDING_COOKIE = 'lk_magic_login';
@@ -75,7 +77,13 @@ export async function landingRoutes(app: FastifyInstance, opts: LandingOptions):
     if ((typeof status === 'number' && status >= 400 && status < 500) || (error as { code?: string }).code === 'invalid') {
       return html(reply, typeof status === 'number' && status >= 400 && status < 500 ? status : 400, badRequestPage());
     }
-    request.log.error({ err: error }, 'unexpected error');
+    logServerError(request.log, error);
+    // The database or Redis is down: refused (fail closed) and said so, with when to retry.
+    const unavailable = asServiceUnavailable(error);
+    if (unavailable) {
+      reply.header('retry-after', String(unavailable.retryAfterSeconds));
+      return html(reply, 503, unavailablePage(unavailable.retryAfterSeconds));
+    }
     return html(reply, 500, errorPage());
   });
 
