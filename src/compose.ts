@@ -37,8 +37,12 @@ import { TOKEN_PATH } from './site/token/routes.ts';
 import { createSiteSettingsService, type SiteSettingsService } from './site/settings/service.ts';
 import { claimRun, clusterJob } from './store/cluster-jobs.ts';
 import { consolePlugin } from './console/plugin.ts';
+import { createConsoleOwnersService } from './console/owners/service.ts';
 import { createStore, type Store } from './store/db.ts';
 import { createRedis } from './store/redis.ts';
+import { createDatabaseThrottleStore } from './store/throttles/database.ts';
+import { createRedisThrottleStore } from './store/throttles/redis.ts';
+import type { ThrottleStore } from './store/throttles/types.ts';
 import { migrate } from './store/migrations/migrate.ts';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './store/private-files.ts';
 
@@ -150,7 +154,7 @@ export async function compose(
   const apiTokens = createApiTokensService({ db, clock, policy: config.site.apiTokens, users, changes });
   const siteApiKeys = createSiteApiKeysService({ db, clock, users, changes });
   const siteSettings = createSiteSettingsService({ db, clock });
-  const applicationServices = createApplicationServices({ db, clock, masterKey });
+  const applicationServices = createApplicationServices({ db, clock, masterKey, changes });
   const signingKeys = createSigningKeysService({ db, sealer, clock });
   const oidc = createOidcService({ db, clock, publicUrl: config.publicUrl, masterKey, customers, users, applications: applicationServices.applications, signingKeys });
   const magic = createMagicLinkParts({
@@ -176,6 +180,9 @@ export async function compose(
       : store.dialect === 'postgres' ? createDatabaseReplayGuard({ ...guardOptions, db }) : undefined;
   const memoryGuard = config.admin.replayGuard && !sharedGuard ? createReplayGuard(guardOptions) : undefined;
   const replayGuard = sharedGuard ?? memoryGuard;
+  // Every login throttle (token endpoint, API-token password form, console sign-in) counts where the
+  // nodes meet: Redis when configured (keys expire by themselves), else the database table.
+  const throttles: ThrottleStore = redis ? createRedisThrottleStore({ redis }) : createDatabaseThrottleStore({ db });
   const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
   // The database guard's expired triples, deleted in batches by one node of the cluster (Redis
   // expires its own); the memory guard sweeps as requests come, and this gives an idle node's memory back.
@@ -240,7 +247,10 @@ export async function compose(
       groups,
       areas: [mfaArea(mfa), ...applicationAreas(applicationServices), magic.area],
       bearer: magic.bearer,
-      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins, consolePlugin({ db, clock, sealer, masterKey, publicUrl: config.publicUrl, services, siteConfig: config.site })],
+      plugins: [oidcRoutes(oidc, config.publicUrl), ...magic.plugins, consolePlugin({
+        db, clock, sealer, masterKey, publicUrl: config.publicUrl, services, siteConfig: config.site,
+        owners: createConsoleOwnersService({ db, clock, sealer, throttles }),
+      })],
       rateLimits: identityLimits,
     }),
     buildSiteApp: (siteOverrides = {}) => buildSiteApp({
@@ -252,8 +262,9 @@ export async function compose(
       metrics,
       // Site areas (API tokens, …) add their verifier and routes here.
       apiTokens: apiTokenVerifierFor(apiTokens),
-      areas: [apiTokenArea({ db, tokens: apiTokens, users, mfa, siteUrl: config.siteUrl })],
+      areas: [apiTokenArea({ db, tokens: apiTokens, users, mfa, siteUrl: config.siteUrl, throttles })],
       rateLimits: siteLimits,
+      throttles,
       ...siteOverrides,
     }),
     // A store passed in belongs to the caller (tests share one per PostgreSQL schema).

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
 import type { Database } from '../../store/schema.ts';
 import { oauthClientsArea } from '../oauth-clients/routes.ts';
 import { createOauthClientsService, type OauthClientsService } from '../oauth-clients/service.ts';
@@ -20,11 +21,11 @@ export interface ApplicationServices {
 }
 
 /** @param masterKey derives OAUTH applications' client secrets (see client-secret.ts). */
-export function createApplicationServices(deps: { db: Kysely<Database>; clock: Clock; masterKey: Buffer }): ApplicationServices {
+export function createApplicationServices(deps: { db: Kysely<Database>; clock: Clock; masterKey: Buffer; changes?: ChangeFeed }): ApplicationServices {
   const applications = createApplicationsService(deps);
   return {
     applications,
-    policies: createPoliciesService({ db: deps.db, clock: deps.clock, applications }),
+    policies: createPoliciesService({ db: deps.db, clock: deps.clock, applications, changes: deps.changes }),
     oauthClients: createOauthClientsService({ db: deps.db, clock: deps.clock }),
   };
 }

@@ -8,7 +8,9 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { Invalid, NotFound } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/tokens.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
 import type { Executor } from '../../store/db.ts';
+import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import { deriveClientSecret, newClientSecretSalt } from './client-secret.ts';
 import * as repo from './repo.ts';
@@ -51,8 +53,11 @@ export function normaliseUuid(uuid: string, field = 'applicationUuid'): string {
   return uuid.toLowerCase();
 }
 
-export function createApplicationsService(deps: { db: Kysely<Database>; clock: Clock; masterKey: Buffer }): ApplicationsService {
+/** @param changes undefined: nothing is kept in memory (LATCHKEY_READ_CACHE=false). */
+export function createApplicationsService(deps: { db: Kysely<Database>; clock: Clock; masterKey: Buffer; changes?: ChangeFeed }): ApplicationsService {
   const { db, clock, masterKey } = deps;
+  // Every magic-link generate and landing reads its application; applications change rarely.
+  const byUuid = createReadCache<Application>(deps.changes, { tables: ['applications'], maxEntries: 1_000 });
 
   function checkLists(input: ApplicationInput): Record<UrlList, string[]> {
     const rule = LISTS[input.type];
@@ -69,7 +74,12 @@ export function createApplicationsService(deps: { db: Kysely<Database>; clock: C
     return lists;
   }
 
-  const findByUuid = (exec: Executor, customerId: number, uuid: string) => repo.findApplicationByUuid(exec, customerId, normaliseUuid(uuid));
+  /** Read through the cache, except in a transaction (which reads its own snapshot). */
+  async function findByUuid(exec: Executor, customerId: number, uuid: string): Promise<Application | undefined> {
+    const normalised = normaliseUuid(uuid);
+    const load = () => repo.findApplicationByUuid(exec, customerId, normalised);
+    return exec === db ? byUuid.read(`${customerId}:${normalised}`, load) : load();
+  }
 
   return {
     async create(customerId, input) {

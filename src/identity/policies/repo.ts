@@ -65,14 +65,10 @@ export async function listPolicies(db: Executor, customerId: number): Promise<Lo
   return (await selectPolicies(db, customerId).orderBy('login_policies.id').execute()).map(toPolicy);
 }
 
-/**
- * The application's policies for any of `groupNames` and its application-wide one, oldest first.
- */
-export async function findCandidatePolicies(db: Executor, customerId: number, applicationId: number, groupNames: string[]): Promise<LoginPolicy[]> {
-  const norms = [...new Set(['', ...groupNames.map(normaliseGroupName)])];
+/** Every policy of the application, oldest first (an application has a handful). */
+export async function findApplicationPolicies(db: Executor, customerId: number, applicationId: number): Promise<LoginPolicy[]> {
   const rows = await selectPolicies(db, customerId)
     .where('login_policies.application_id', '=', applicationId)
-    .where('login_policies.group_name_norm', 'in', norms)
     .orderBy('login_policies.id')
     .execute();
   return rows.map(toPolicy);

@@ -6,9 +6,12 @@ import type { Kysely } from 'kysely';
 import type { ApplicationsService } from '../applications/service.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
+import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import * as repo from './repo.ts';
+import { normaliseGroupName } from './repo.ts';
 import type { LoginPolicy, PolicyInput } from './types.ts';
 
 export const POLICY_NOT_FOUND = 'The policy does not exist.';
@@ -40,8 +43,12 @@ export function parsePolicyId(value: number | string): number {
   return id;
 }
 
-export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock; applications: ApplicationsService }): PoliciesService {
+/** @param changes undefined: nothing is kept in memory (LATCHKEY_READ_CACHE=false). */
+export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock; applications: ApplicationsService; changes?: ChangeFeed }): PoliciesService {
   const { db, clock, applications } = deps;
+  // Every magic-link generate and landing asks which policy applies: an application's policies (a
+  // handful) are kept together, and the user's groups are matched against them in memory.
+  const byApplication = createReadCache<LoginPolicy[]>(deps.changes, { tables: ['login_policies', 'applications'], maxEntries: 1_000 });
 
   return {
     async create(customerId, input) {
@@ -76,9 +83,13 @@ export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock
     },
 
     async findPolicyForUser(exec, customerId, applicationId, groupNames) {
-      const candidates = await repo.findCandidatePolicies(exec, customerId, applicationId, groupNames);
+      // In a transaction, its own snapshot; else the kept list.
+      const load = () => repo.findApplicationPolicies(exec, customerId, applicationId);
+      const all = (exec === db ? await byApplication.read(`${customerId}:${applicationId}`, load) : await load()) ?? [];
+      const groups = new Set(groupNames.map(normaliseGroupName));
       // Oldest first: the first group policy wins, and the application-wide one is the fallback.
-      return candidates.find((p) => p.groupName !== null) ?? candidates.find((p) => p.groupName === null);
+      return all.find((p) => p.groupName !== null && groups.has(normaliseGroupName(p.groupName)))
+        ?? all.find((p) => p.groupName === null);
     },
   };
 }
