@@ -151,4 +151,14 @@ test('PostgreSQL down: the landing, the console, /oauth/token and the OpenID pro
     t.diagnostic(`recovery after the database returned (ms to the usual answer): ${JSON.stringify(recovered)}; ${tried} answers during the outage, all 503`);
     for (const [kind, ms] of Object.entries(recovered)) assert.ok(ms < RECOVERY_BOUND_MS, `${kind} recovered after ${ms} ms`);
     assert.equal(server.child.exitCode, null, 'the same process served before, during and after');
+
+    // Logged as an outage (warn, naming the database, no stack), never as an unexpected error.
+    const lines = server.logLines();
+    const outage = lines.filter((line) => line.msg === 'database unavailable: answered 503');
+    assert.ok(outage.length > 0, 'the refusals are logged');
+    for (const line of outage) {
+      assert.equal(line.level, 40, JSON.stringify(line));
+      assert.ok(!('err' in line) && !JSON.stringify(line).includes('"stack"'), `no stack: ${JSON.stringify(line)}`);
+    }
+    assert.deepEqual(lines.filter((line) => (line.level as number) >= 50), [], 'nothing at error level');
   });

@@ -80,6 +80,8 @@ export interface ServerProcess {
   env: Record<string, string>;
   child: ChildProcess;
   stderr: string[];
+  /** The JSON log lines (stdout) so far, parsed. */
+  logLines(): Record<string, unknown>[];
   /** SIGKILL, resolved once the process is gone. */
   kill9(): Promise<void>;
   /** A new process on the same data, ports and settings. */
@@ -109,12 +111,14 @@ export async function serverEnv(databaseUrl: string, dir: string, extra: Record<
 export async function startServer(t: TestContext, env: Record<string, string>): Promise<ServerProcess> {
   buildOnce();
   const stderr: string[] = [];
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...env } });
+  const stdout: string[] = [];
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
   child.stderr!.on('data', (chunk: Buffer) => { stderr.push(chunk.toString()); });
+  child.stdout!.on('data', (chunk: Buffer) => { stdout.push(chunk.toString()); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   t.after(async () => {
-    if (process.env.LATCHKEY_TEST_FAULT_LOGS) process.stderr.write(`--- server ${child.pid}\n${stderr.join('')}\n`);
+    if (process.env.LATCHKEY_TEST_FAULT_LOGS) process.stderr.write(`--- server ${child.pid}\n${stderr.join('')}\n${stdout.join('')}\n`);
     if (gone()) return;
     child.kill('SIGKILL');
     await exited;
@@ -133,6 +137,11 @@ export async function startServer(t: TestContext, env: Record<string, string>): 
     env,
     child,
     stderr,
+    logLines: () => {
+      const text = stdout.join('');
+      // Whole lines only: the last chunk may end inside one.
+      return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
     async kill9() {
       if (!gone()) child.kill('SIGKILL');
       await exited;
