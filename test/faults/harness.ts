@@ -189,25 +189,33 @@ export interface TcpProxy {
   via(url: string): string;
   refuse(): Promise<void>;
   blackhole(): Promise<void>;
+  /**
+   * A network gone silent: open connections stay open but no byte passes either way any more (a
+   * query written now is never answered), and new ones are accepted and swallowed. forward() heals it.
+   */
+  stall(): Promise<void>;
   forward(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(t: TestContext, target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
-  let mode: 'forward' | 'blackhole' = 'forward';
+  const pairs = new Set<[Socket, Socket]>();
+  let mode: 'forward' | 'blackhole' | 'stall' = 'forward';
   let server: Server | undefined;
   let port = 0;
   const track = (socket: Socket) => { sockets.add(socket); socket.once('close', () => sockets.delete(socket)); socket.on('error', () => {}); };
   const listen = async () => {
     server = createServer((client) => {
       track(client);
-      if (mode === 'blackhole') return;
+      if (mode !== 'forward') return;
       const upstream = connect(target.port, target.host);
       track(upstream);
       client.pipe(upstream);
       upstream.pipe(client);
-      const cut = () => { client.destroy(); upstream.destroy(); };
+      const pair: [Socket, Socket] = [client, upstream];
+      pairs.add(pair);
+      const cut = () => { pairs.delete(pair); client.destroy(); upstream.destroy(); };
       client.once('close', cut);
       upstream.once('close', cut);
     });
@@ -226,6 +234,11 @@ export async function startTcpProxy(t: TestContext, target: { host: string; port
     via(url) { const u = new URL(url); u.hostname = '127.0.0.1'; u.port = String(port); return u.toString(); },
     async refuse() { const closing = stopListening(); cutAll(); await closing; },
     async blackhole() { mode = 'blackhole'; cutAll(); if (!server) await listen(); },
+    async stall() {
+      mode = 'stall';
+      for (const [client, upstream] of pairs) { client.unpipe(upstream); upstream.unpipe(client); client.pause(); upstream.pause(); }
+      if (!server) await listen();
+    },
     async forward() { mode = 'forward'; cutAll(); if (!server) await listen(); },
     async close() { const closing = stopListening(); cutAll(); await closing; },
   };
