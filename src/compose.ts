@@ -157,8 +157,14 @@ export async function compose(
   const applicationServices = createApplicationServices({ db, clock, masterKey, changes });
   const signingKeys = createSigningKeysService({ db, sealer, clock });
   const oidc = createOidcService({ db, clock, publicUrl: config.publicUrl, masterKey, customers, users, applications: applicationServices.applications, signingKeys });
+  const reportError = (what: string) => (error: unknown) => process.stderr.write(`latchkey: ${what}: ${(error as Error).message ?? error}\n`);
+  // Shared by every node of the cluster: the replay guard and the rate limits' counters.
+  const redis = config.redisUrl ? createRedis(config.redisUrl, reportError('Redis')) : undefined;
+  // Every login throttle (token endpoint, API-token password form, console sign-in, magic-link generates per user) counts where the
+  // nodes meet: Redis when configured (keys expire by themselves), else the database table.
+  const throttles: ThrottleStore = redis ? createRedisThrottleStore({ redis }) : createDatabaseThrottleStore({ db });
   const magic = createMagicLinkParts({
-    ...applicationServices, db, dialect: store.dialect, clock, sealer, users, mfa, signingKeys, oidc,
+    ...applicationServices, db, dialect: store.dialect, clock, sealer, users, mfa, signingKeys, oidc, throttles,
     publicUrl: config.publicUrl, dataDir: config.dataDir, smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom, accessTokenTtlSeconds: config.oauthTokenTtlSeconds,
   });
@@ -168,9 +174,6 @@ export async function compose(
   };
   const metrics = createMetricsRegistry();
 
-  const reportError = (what: string) => (error: unknown) => process.stderr.write(`latchkey: ${what}: ${(error as Error).message ?? error}\n`);
-  // Shared by every node of the cluster: the replay guard and the rate limits' counters.
-  const redis = config.redisUrl ? createRedis(config.redisUrl, reportError('Redis')) : undefined;
   const guardOptions = { clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs };
   // The guard lives where the nodes meet: Redis when configured, else PostgreSQL (one statement per
   // request). A SQLite file is one node's store, so there the guard stays in that node's memory and
@@ -180,9 +183,6 @@ export async function compose(
       : store.dialect === 'postgres' ? createDatabaseReplayGuard({ ...guardOptions, db }) : undefined;
   const memoryGuard = config.admin.replayGuard && !sharedGuard ? createReplayGuard(guardOptions) : undefined;
   const replayGuard = sharedGuard ?? memoryGuard;
-  // Every login throttle (token endpoint, API-token password form, console sign-in) counts where the
-  // nodes meet: Redis when configured (keys expire by themselves), else the database table.
-  const throttles: ThrottleStore = redis ? createRedisThrottleStore({ redis }) : createDatabaseThrottleStore({ db });
   const authenticator = createAdminAuthenticator({ customers, clock, clockSkewMs: config.admin.clockSkewMs, replayGuard });
   // The database guard's expired triples, deleted in batches by one node of the cluster (Redis
   // expires its own); the memory guard sweeps as requests come, and this gives an idle node's memory back.

@@ -12,6 +12,7 @@ import { createMailTransport } from '../../mail/transports/choose.ts';
 import { createMailWorker, type MailLogger, type MailWorker } from '../../mail/worker.ts';
 import type { Dialect } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
+import type { ThrottleStore } from '../../store/throttles/types.ts';
 import type { ApplicationServices } from '../applications/area.ts';
 import type { MfaService } from '../mfa/service.ts';
 import { oauthTokenPlugin } from '../oauth-token/routes.ts';
@@ -42,6 +43,8 @@ export interface MagicLinkParts {
 
 export interface MagicLinkPartsDeps extends ApplicationServices {
   db: Kysely<Database>;
+  /** Where the per-user generate cap counts (the database, or Redis when configured). */
+  throttles: ThrottleStore;
   dialect: Dialect;
   clock: Clock;
   sealer: Sealer;
@@ -73,6 +76,7 @@ export function createMagicLinkParts(deps: MagicLinkPartsDeps): MagicLinkParts {
   });
   const magicLinks = createMagicLinksService({
     db: deps.db,
+    throttles: deps.throttles,
     clock: deps.clock,
     publicUrl: deps.publicUrl,
     users: deps.users,

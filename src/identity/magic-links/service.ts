@@ -13,7 +13,8 @@ import { sha256Hex } from '../../lib/tokens.ts';
 import type { Outbox } from '../../mail/outbox.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
-import * as attempts from '../../site/token/repo.ts';
+import { reserveForWrite } from '../../store/throttles/reserve-for-write.ts';
+import type { Limit, ThrottleStore } from '../../store/throttles/types.ts';
 import { urlProblem } from '../applications/urls.ts';
 import type { ApplicationsService } from '../applications/service.ts';
 import type { MfaService } from '../mfa/service.ts';
@@ -35,16 +36,18 @@ export const PENDING_MAX_ATTEMPTS = 5;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 /**
- * E-mail bombing: at most this many generates per user (any application) per hour. Counted in
- * site_login_failures with the login throttle's atomic reservation, so concurrent generates on any
- * node stay within the cap; the cap-reaching generate blocks the user's key for the window.
+ * E-mail bombing: at most this many generates per user (any application) per hour. Counted in the
+ * throttle store (the database, or Redis when configured) with the logins' atomic reservation, so
+ * concurrent generates on any node stay within the cap; the cap-reaching generate blocks the user's
+ * key for the window.
  */
 export const GENERATE_CAP_PER_USER = 10;
 export const GENERATE_CAP_WINDOW_MS = 60 * 60_000;
-const GENERATE_CAP: attempts.Limit = { budget: GENERATE_CAP_PER_USER, delayMs: (n) => (n >= GENERATE_CAP_PER_USER ? GENERATE_CAP_WINDOW_MS : 0) };
+const GENERATE_CAP: Limit = { budget: GENERATE_CAP_PER_USER, delayMs: (n) => (n >= GENERATE_CAP_PER_USER ? GENERATE_CAP_WINDOW_MS : 0) };
 
 export interface MagicLinksDeps {
   db: Kysely<Database>;
+  throttles: ThrottleStore;
   clock: Clock;
   /** LATCHKEY_PUBLIC_URL without a trailing slash: links are built from it, never from request headers. */
   publicUrl: string;
@@ -141,20 +144,16 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       }
 
       const capKey = `magic-generate:${customerId}:${user.id}`;
-      // The place in the cap is reserved in the transaction that writes the link and its mail: it
-      // commits with them or not at all (nothing to give back), and costs no commit of its own.
-      // Two generates racing for one user and application: the unique index on open invites makes
-      // one of them fail; it runs again and replaces the other's link.
+      // The place under the cap is reserved for the write of the link and its mail: in the database
+      // it is a statement of that transaction (it commits with them or not at all); in Redis it is
+      // given back when the transaction fails. Two generates racing for one user and application:
+      // the unique index on open invites makes one of them fail; it runs again and replaces the other's link.
       for (let attempt = 1; ; attempt++) {
         const token = randomBytes(32).toString('base64url');
-        let refusedAt: number | undefined;
+        const now = clock.now();
+        let outcome;
         try {
-          await db.transaction().execute(async (trx) => {
-            const now = clock.now();
-            if (!await attempts.reserve(trx, capKey, GENERATE_CAP, now, now - GENERATE_CAP_WINDOW_MS)) {
-              refusedAt = now;
-              return;
-            }
+          outcome = await reserveForWrite(deps.throttles, db, { key: capKey, limit: GENERATE_CAP }, now, now - GENERATE_CAP_WINDOW_MS, async (trx) => {
             await repo.revokeOpenInvite(trx, customerId, user.id, application.id, now);
             await repo.insertLink(trx, customerId, {
               userId: user.id, applicationId: application.id, tokenHash: sha256Hex(token), redirectUri,
@@ -176,9 +175,8 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
           if (!isUniqueViolation(error) || attempt >= 3) throw error;
           continue;
         }
-        if (refusedAt !== undefined) {
-          const until = await attempts.findBlockedUntil(db, capKey);
-          throw new RateLimited(Math.max(1, Math.ceil((until - refusedAt) / 1000)), 'Too many magic links for this user: try again later.');
+        if ('refused' in outcome) {
+          throw new RateLimited(Math.max(1, Math.ceil((outcome.refused.blockedUntil - now) / 1000)), 'Too many magic links for this user: try again later.');
         }
         break;
       }
