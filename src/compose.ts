@@ -233,6 +233,7 @@ export async function compose(
       logStream: overrides.logStream,
       metrics,
       ping: store.ping,
+      ...(redis ? { pingRedis: () => redis.ping() } : {}),
       siteNotReady: opts.siteNotReady,
     }),
     buildIdentityApp: () => buildIdentityApp({
@@ -241,7 +242,8 @@ export async function compose(
       logStream: overrides.logStream,
       trustProxy: config.trustProxy,
       publicUrl: config.publicUrl,
-      ping: store.ping,
+      // Every signed request needs the replay guard: with Redis configured, the face is ready only when it answers.
+      ping: redis ? async () => { await store.ping(); await redis.ping(); } : store.ping,
       authenticator,
       users,
       groups,

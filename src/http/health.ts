@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 export interface HealthOptions {
+  /** Rejects when a store the face needs for every request cannot be reached. */
   ping: () => Promise<void>;
   /** Why this face cannot serve (the content site without a customer); undefined when it can. */
   notReady?: () => string | undefined;
@@ -9,9 +10,10 @@ export interface HealthOptions {
 const statusSchema = { type: 'object', properties: { status: { type: 'string' } } } as const;
 
 /**
- * The public faces' GET /healthz (the process answers) and GET /readyz (and its database does, and
- * the face can serve). Load balancers often reach only the public port, so these stay there, but
- * without detail: the reasons are on the management interface's /readyz.
+ * The public faces' GET /healthz (the process answers) and GET /readyz (and the stores it needs do:
+ * the database, and for the identity face Redis when configured; and the face can serve). Load
+ * balancers often reach only the public port, so these stay there, but without detail: the reasons
+ * are on the management interface's /readyz.
  */
 export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): Promise<void> {
   app.get('/healthz', { schema: { hide: true, response: { 200: statusSchema } } }, async () => ({ status: 'ok' }));
@@ -21,7 +23,8 @@ export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): P
       await opts.ping();
       return { status: 'ok' };
     } catch (error) {
-      request.log.warn({ err: error }, 'database not reachable');
+      // A probe every few seconds during an outage: one short line each, without a stack.
+      request.log.warn({ reason: (error as Error).message }, 'not ready: a store is not reachable');
       return reply.code(503).send({ status: 'unavailable' });
     }
   });

@@ -5,6 +5,7 @@
  * without a restart. A private redis-server (no persistence) behind a TCP proxy: first the server is
  * killed (connections refused), then it runs again but the proxy swallows every byte (a Redis that
  * never answers). The outage is logged at warn, naming Redis, without a stack; nothing at error level.
+ * Readiness says so: the identity face's /readyz is 503 and the management /readyz names Redis.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -58,6 +59,13 @@ test('Redis down: a signed admin request is refused with 503 and Retry-After, fa
 
     const before = await request();
     assert.equal(before.status, 200, await before.text());
+    const readiness = async () => {
+      const management = await fetch(`${server.managementUrl}/readyz`, { signal: AbortSignal.timeout(15_000) });
+      const identity = await fetch(`${server.identityUrl}/readyz`, { signal: AbortSignal.timeout(15_000) });
+      await identity.arrayBuffer();
+      return { management: management.status, checks: (await management.json() as { checks: Record<string, string> }).checks, identity: identity.status };
+    };
+    assert.deepEqual(await readiness(), { management: 200, checks: { database: 'ok', redis: 'ok', site: 'ok' }, identity: 200 });
 
     interface Answer { status: number; body: unknown; retryAfter: string | null; ms: number }
     const answers: Answer[] = [];
@@ -78,6 +86,7 @@ test('Redis down: a signed admin request is refused with 503 and Retry-After, fa
     // Redis stopped: the proxy's upstream refuses, so every connection is cut at once.
     await kill(redis);
     await load(3_000);
+    assert.deepEqual(await readiness(), { management: 503, checks: { database: 'ok', redis: 'unreachable', site: 'ok' }, identity: 503 });
     const refused = answers.length;
     // Redis runs again but the network swallows everything: commands meet their timeout.
     redis = await startRedis(t, redisPort);
@@ -103,6 +112,7 @@ test('Redis down: a signed admin request is refused with 503 and Retry-After, fa
     const recovered = Math.round(performance.now() - back);
     t.diagnostic(`recovery after Redis returned: ${recovered} ms to the first 200; ${answers.length} answers during the outage, all 503, slowest ${Math.round(Math.max(...answers.map((a) => a.ms)))} ms`);
     assert.ok(recovered < RECOVERY_BOUND_MS);
+    assert.deepEqual(await readiness(), { management: 200, checks: { database: 'ok', redis: 'ok', site: 'ok' }, identity: 200 });
     assert.equal(server.child.exitCode, null, 'the same process served before, during and after');
 
     // The outage in the logs: warn lines naming Redis, no stack; no "unexpected error" at error level.
