@@ -72,6 +72,8 @@ export function adminErrorResponses(style: AdminErrorStyle, method: string): Res
     404: adminJson('What the request names does not exist.'),
     429: { ...adminJson('Too many requests from this address; Retry-After says when to try again.'), headers: RETRY_AFTER },
     500: adminJson('An unexpected error; the message carries no detail.'),
+    // Every style alike: the spec has no 503 variants (identity/errors.ts).
+    503: { ...adminJson('The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again.'), headers: RETRY_AFTER },
   };
   if (hasBody(method)) {
     responses[409] = adminJson('It conflicts with what exists (a name or e-mail already taken).');
@@ -128,7 +130,7 @@ export const siteErrorSchema: JsonSchema = {
   required: ['status', 'error', 'code', 'error_description'],
   properties: {
     status: { type: 'string', const: 'error' },
-    error: { type: 'string', description: 'e.g. INVALID_CREDENTIALS, SEGMENT_FAULT, INVALID_SIGNATURE, MISSING_AUTHORIZATION_HEADER, INVALID_TOKEN, INVALID_API_KEY, BAD_REQUEST, FORBIDDEN, NOT_FOUND, TOO_MANY_REQUESTS' },
+    error: { type: 'string', description: 'e.g. INVALID_CREDENTIALS, SEGMENT_FAULT, INVALID_SIGNATURE, MISSING_AUTHORIZATION_HEADER, INVALID_TOKEN, INVALID_API_KEY, BAD_REQUEST, FORBIDDEN, NOT_FOUND, TOO_MANY_REQUESTS, SERVICE_UNAVAILABLE' },
     code: { type: 'string', description: 'The HTTP status, as a string' },
     error_description: string,
   },
@@ -162,6 +164,7 @@ export function siteErrorResponses(route: SiteRouteFacts): Responses {
   const responses: Responses = {
     400: siteJson('The request is malformed or invalid (BAD_REQUEST); for a credential, the token is malformed or of the wrong type.'),
     500: siteJson('An unexpected error (INTERNAL_SERVER_ERROR); no detail.'),
+    503: { ...siteJson('The database (or Redis, when configured) cannot be reached, or the site is not bound to a customer (SERVICE_UNAVAILABLE); Retry-After says when to try again.'), headers: RETRY_AFTER },
   };
   if (route.protectedRoute || apiTokenRoute) {
     responses[401] = apiTokenRoute

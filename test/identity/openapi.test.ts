@@ -36,18 +36,18 @@ test('the identity document names its public URL, documents every admin operatio
       const media = Object.values(documented.content ?? {});
       assert.ok(media.length > 0 && media.every((m) => m.schema), `${where} ${status}: no body schema`);
     }
-    for (const status of ['429', '500']) assert.ok(op.responses[status], `${where}: no ${status}`);
-    assert.ok(op.responses['429'].headers?.['retry-after'], `${where}: 429 without Retry-After`);
+    for (const status of ['429', '500', '503']) assert.ok(op.responses[status], `${where}: no ${status}`);
+    for (const status of ['429', '503']) assert.ok(op.responses[status].headers?.['retry-after'], `${where}: ${status} without Retry-After`);
     if (method === 'post') for (const status of ['413', '415']) assert.ok(op.responses[status], `${where}: no ${status}`);
   }
 
   const op = (path: string, method = 'post') => doc.paths[path][method] as Operation;
   const json = (path: string, status: string, method = 'post') => op(path, method).responses[status].content?.['application/json']?.schema;
   // Standard routes: the standard body for every error.
-  for (const status of ['400', '401', '404', '409', '413', '415', '429', '500']) {
+  for (const status of ['400', '401', '404', '409', '413', '415', '429', '500', '503']) {
     assert.deepEqual(shapes(json('/api/admin/users/create', status)), [STANDARD], `create ${status}`);
   }
-  assert.deepEqual(Object.keys(op('/api/admin/users/stats/count', 'get').responses).sort(), ['200', '400', '401', '404', '429', '500']);
+  assert.deepEqual(Object.keys(op('/api/admin/users/stats/count', 'get').responses).sort(), ['200', '400', '401', '404', '429', '500', '503']);
   // get-user's 404 names the username.
   assert.deepEqual(shapes(json('/api/admin/users/get', '404')), [['username', 'status', 'message']]);
   // disable/enable: a wrong signature is a text 400, an unknown user a text 403; no 401.

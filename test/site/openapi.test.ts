@@ -46,6 +46,7 @@ test('the site document names the site URL it is served from, documents every er
     const errors = Object.entries(op.responses).filter(([status]) => /^[45]\d\d$/.test(status));
     assert.ok(errors.some(([status]) => status.startsWith('4')), `${where}: no 4xx`);
     assert.ok(errors.some(([status]) => status === '500'), `${where}: no 500`);
+    assert.ok(op.responses['503']?.headers?.['retry-after'], `${where}: no 503 with Retry-After`);
     for (const [status, documented] of errors) {
       const schema = documented.content?.['application/json']?.schema;
       assert.ok(schema, `${where} ${status}: no JSON body schema`);
@@ -61,7 +62,7 @@ test('the site document names the site URL it is served from, documents every er
     }
   }
   const posts = doc.paths['/cms-json/cms/v2/posts'].post as Operation;
-  for (const status of ['400', '401', '403', '409', '413', '415', '429', '500']) assert.ok(posts.responses[status], `POST posts: ${status}`);
+  for (const status of ['400', '401', '403', '409', '413', '415', '429', '500', '503']) assert.ok(posts.responses[status], `POST posts: ${status}`);
   assert.ok(doc.paths['/cms-json/cms/v2/posts/{id}'].get.responses['404'], 'a path parameter can name nothing');
 
   // The token endpoint: its three body forms, and its refusals.
@@ -71,5 +72,5 @@ test('the site document names the site URL it is served from, documents every er
     assert.deepEqual((media.schema as { required: string[] }).required, ['username', 'password']);
     assert.deepEqual(Object.keys((media.schema as { properties: object }).properties), ['username', 'password', 'otp']);
   }
-  assert.deepEqual(Object.keys(token.responses).sort(), ['200', '400', '413', '415', '429', '500']);
+  assert.deepEqual(Object.keys(token.responses).sort(), ['200', '400', '413', '415', '429', '500', '503']);
 });

@@ -227,6 +227,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -449,6 +466,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -718,6 +752,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -959,6 +1010,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1223,6 +1291,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1359,6 +1444,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1520,6 +1622,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1669,6 +1788,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1775,6 +1911,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1938,6 +2091,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2182,6 +2352,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2405,6 +2592,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2567,6 +2771,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2757,6 +2978,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2920,6 +3158,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3105,6 +3360,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -3264,6 +3536,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3465,6 +3754,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -3640,6 +3946,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -3795,6 +4118,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3995,6 +4335,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -4159,6 +4516,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4338,6 +4712,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -4495,6 +4886,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4678,6 +5086,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -4832,6 +5257,23 @@ export interface paths {
                 /** @description An unexpected error; the message carries no detail. */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5017,6 +5459,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -5181,6 +5640,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -5249,6 +5725,30 @@ export interface paths {
                 };
                 /** @description invalid_client: unknown client or wrong secret */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            error_description: string;
+                        };
+                    };
+                };
+                /** @description temporarily_unavailable: too many requests; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            error_description: string;
+                        };
+                    };
+                };
+                /** @description temporarily_unavailable: the database cannot be reached; Retry-After says when to try again */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -104,6 +104,8 @@ export async function oauthTokenRoutes(app: FastifyInstance, opts: { tokens: Oau
         },
         400: { description: 'invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)', ...errorSchema },
         401: { description: 'invalid_client: unknown client or wrong secret', ...errorSchema },
+        429: { description: 'temporarily_unavailable: too many requests; Retry-After says when to try again', ...errorSchema },
+        503: { description: 'temporarily_unavailable: the database cannot be reached; Retry-After says when to try again', ...errorSchema },
       },
     },
     // The schema documents the form; the checks below answer in RFC 6749's words instead of Ajv's.
