@@ -75,6 +75,23 @@ function bombingSuite(kind: StoreKind, redisUrl?: string): void {
     assert.equal(await mails(user.email), GENERATE_CAP_PER_USER + 1);
   });
 
+  test('the cap holds through the login throttle\'s purge of idle keys (it shares the table)', async (t) => {
+    const env = await setup(t, kind, serverEnv);
+    const user = await env.addUser('patient');
+    await redisFor(t, env.customer.customerId, [user.id]);
+    const app = await env.magicApp();
+    const generate = () => env.admin.post('/admin/magiclink/generate', { username: user.username, applicationUuid: app, redirectUri: RETURN_URL });
+    for (let i = 0; i < GENERATE_CAP_PER_USER - 1; i++) assert.equal((await generate()).statusCode, 200);
+    // 20 idle minutes (longer than the login throttle's window), then a failed login makes that throttle sweep old keys.
+    env.clock.advance(20 * 60_000);
+    const site = await env.site();
+    const failed = await site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'nobody', password: 'guess' } });
+    assert.equal(failed.statusCode, 400, failed.body);
+    assert.equal((await generate()).statusCode, 200, 'the last place under the cap');
+    const refused = await generate();
+    assert.equal(refused.statusCode, 429, 'the sweep did not forget the count: the cap still holds within its hour');
+  });
+
   test('30 concurrent generates for one user: at most the cap succeed, the rest are 429, never a 5xx', async (t) => {
     const env = await setup(t, kind, serverEnv);
     const user = await env.addUser('raced');

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { buildSite } from './helpers.ts';
 
-type Operation = { security?: unknown; requestBody?: { content: Record<string, { schema?: unknown }> }; responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> };
+type Operation = { security?: unknown; requestBody?: { content: Record<string, { schema?: unknown }> }; responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }>; headers?: Record<string, unknown> }> };
 
 const SITE_ERROR_KEYS = ['status', 'error', 'code', 'error_description'];
 

@@ -42,6 +42,7 @@ const TOKEN = /^[A-Za-z0-9_-]{43}$/;
  * key for the window.
  */
 export const GENERATE_CAP_PER_USER = 10;
+/** Within KEEP_KEYS_MS (store/throttles/types.ts), so the database store's purge keeps the count. */
 export const GENERATE_CAP_WINDOW_MS = 60 * 60_000;
 const GENERATE_CAP: Limit = { budget: GENERATE_CAP_PER_USER, delayMs: (n) => (n >= GENERATE_CAP_PER_USER ? GENERATE_CAP_WINDOW_MS : 0) };
 

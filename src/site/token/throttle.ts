@@ -12,7 +12,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { RateLimited } from '../../lib/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import { createDatabaseThrottleStore } from '../../store/throttles/database.ts';
-import type { Limit, Reserved, ThrottleStore } from '../../store/throttles/types.ts';
+import { KEEP_KEYS_MS, type Limit, type Reserved, type ThrottleStore } from '../../store/throttles/types.ts';
 
 export interface LoginThrottleOptions {
   /** Where the counts live (compose.ts picks Redis or the database); without it, the database store over `db`. */
@@ -116,10 +116,11 @@ export function createLoginThrottle(opts: LoginThrottleOptions): LoginThrottle {
             if (delay > 0) await store.extendBlock(key, at + delay, at);
           }
           // Attackers spraying usernames leave rows behind; each node sweeps old ones now and then
-          // (a no-op in Redis, whose keys expire by themselves).
+          // (a no-op in Redis, whose keys expire by themselves). The table holds other throttles'
+          // keys too: none is forgotten inside the longest window.
           if (at - lastPurge >= PURGE_EVERY_MS) {
             lastPurge = at;
-            await store.purgeOld(at - windowMs, at);
+            await store.purgeOld(at - Math.max(windowMs, KEEP_KEYS_MS), at);
           }
         }),
         release: once(async () => {

@@ -18,6 +18,13 @@ export interface Limit {
   delayMs(count: number): number;
 }
 
+/**
+ * How long the database store keeps a key after its last attempt: the longest window of any throttle
+ * (the magic-link generate cap's hour). The purge runs for every key in the table, so it must never
+ * forget a count that another throttle still counts in its window.
+ */
+export const KEEP_KEYS_MS = 60 * 60_000;
+
 /** One key to reserve an attempt on, under its limit. */
 export interface ThrottleRequest {
   key: string;
