@@ -135,7 +135,12 @@ export async function compose(
   overrides: { clock?: Clock; store?: Store; logStream?: { write(line: string): void } } = {},
 ): Promise<Composition> {
   const clock = overrides.clock ?? systemClock;
-  const store = overrides.store ?? await createStore(config.databaseUrl);
+  // The change feed's loss and return, for the operator: while lost, every read goes to the database.
+  const store = overrides.store ?? await createStore(config.databaseUrl, {
+    onChangeFeed: (state) => process.stderr.write(state === 'lost'
+      ? 'latchkey: change feed lost (no heartbeat for 3 s): reads are not served from memory until it is back\n'
+      : 'latchkey: change feed back: reads are served from memory again\n'),
+  });
   await migrate(store);
   const masterKey = resolveMasterKey(config);
   const sealer = createSealer(masterKey);

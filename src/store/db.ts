@@ -31,6 +31,8 @@ export interface StoreOptions {
   listenerUrl?: string;
   /** PostgreSQL only: the bound on each statement (default QUERY_TIMEOUT_MS); tests shorten it. */
   queryTimeoutMs?: number;
+  /** PostgreSQL only: told when the change feed is lost after working, and when it is back. */
+  onChangeFeed?: (state: 'lost' | 'back') => void;
 }
 
 /** PostgreSQL: the longest wait for a connection of the pool (see createPostgresStore). */
@@ -153,7 +155,7 @@ async function createPostgresStore(url: string, options: StoreOptions): Promise<
     // Named so an operator (or a test) can find this node's listening connection in pg_stat_activity.
     application_name: schema ? `latchkey-changes ${schema}` : 'latchkey-changes',
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  }, changes);
+  }, changes, { ...(options.onChangeFeed ? { onStateChange: options.onChangeFeed } : {}) });
   return {
     db,
     dialect: 'postgres',

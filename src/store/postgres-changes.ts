@@ -27,6 +27,11 @@ export interface ListenOptions {
   deadAfterMs?: number;
   /** Wait before connecting again after a loss (default 1000 ms). */
   reconnectMs?: number;
+  /**
+   * Told when the feed is lost after having worked ('lost': nothing is served from memory) and when
+   * it is trusted again ('back'); not for the first connection.
+   */
+  onStateChange?: (state: 'lost' | 'back') => void;
 }
 
 export async function listenForChanges(
@@ -42,6 +47,14 @@ export async function listenForChanges(
   let current: Attempt | undefined;
   let retry: NodeJS.Timeout | undefined;
   let schema: string | undefined;
+  // What the node was last told: 'lost' only after it had worked, 'back' only after 'lost'.
+  let state: 'starting' | 'working' | 'lost' = 'starting';
+  const trustNow = () => {
+    if (closed) return;
+    log.setTrusted(true);
+    if (state === 'lost') options.onStateChange?.('back');
+    state = 'working';
+  };
 
   interface Attempt {
     client: pg.Client;
@@ -61,6 +74,10 @@ export async function listenForChanges(
     if (current !== attempt) return;
     current = undefined;
     log.setTrusted(false);
+    if (state === 'working' && !closed) {
+      state = 'lost';
+      options.onStateChange?.('lost');
+    }
     clearInterval(attempt.timer);
     attempt.socket.destroy();
     attempt.settled();
@@ -96,7 +113,7 @@ export async function listenForChanges(
         if (current !== attempt) return;
         if (channel === heartbeatChannel) {
           attempt.lastHeard = performance.now();
-          if (!closed) log.setTrusted(true);
+          trustNow();
           attempt.settled();
           return;
         }

@@ -294,16 +294,18 @@ if (!postgresUrl) {
       assert.equal((await list(rotated)).statusCode, 200);
     });
 
-    test('the listener alone: untrusted once heartbeats stop, reconnects, and flushes before trusting again', async (t) => {
+    test('the listener alone: untrusted once heartbeats stop, reconnects, and flushes before trusting again; the operator is told of the loss and the return', async (t) => {
       const proxy = await startProxy(postgresUrl!);
       t.after(() => proxy.close());
       const log = createChangeLog();
+      const told: string[] = [];
       const listener = await listenForChanges({
         connectionString: proxy.url,
         options: `-c search_path=${await postgresSchema()}`,
-      }, log, { heartbeatMs: 50, deadAfterMs: 300, reconnectMs: 50 });
+      }, log, { heartbeatMs: 50, deadAfterMs: 300, reconnectMs: 50, onStateChange: (state) => told.push(state) });
       t.after(() => listener.close());
       await within(5000, 'trusted at start', () => log.unchangedSince(log.mark(), ['users']));
+      assert.deepEqual(told, [], 'the first connection is not news');
       const before = log.mark();
       assert.equal(log.unchangedSince(before, ['users']), true);
 
@@ -311,6 +313,7 @@ if (!postgresUrl) {
       await within(5000, 'untrusted once no heartbeat is heard', () => !log.unchangedSince(log.mark(), ['users']));
       proxy.resume();
       await within(5000, 'trusted again after reconnecting', () => log.unchangedSince(log.mark(), ['users']));
+      assert.deepEqual(told, ['lost', 'back']);
       // Whatever was kept before the loss counts as changed.
       assert.equal(log.unchangedSince(before, ['users']), false);
       assert.ok(proxy.accepted() > 1);
@@ -319,6 +322,7 @@ if (!postgresUrl) {
       proxy.cut();
       await listener.close();
       assert.equal(log.unchangedSince(log.mark(), ['users']), false);
+      assert.deepEqual(told, ['lost', 'back'], 'closing is not a loss');
     });
   });
 }
