@@ -61,25 +61,6 @@ function algorithmsUsed(): Map<string, Set<string>> {
   return used;
 }
 
-/**
- * Algorithms the code uses that the inventory does not name yet, each with why it is there. Reported to
- * the lead (see the final notes of the security-tests helper); remove a name once the inventory has it.
- */
-const NOT_YET_IN_INVENTORY: Record<string, string> = {
-  HKDF: 'the site HS256 key is HKDF-SHA-256 of the master key (src/site/protect/jwt-keys.ts); the table says "derived"',
-  MD5: 'Gravatar avatar URLs in the Jira-shaped user answer (src/site/api-tokens/myself.ts); not a security use',
-  RS384: 'accepted on third-party provider ID tokens (src/site/protect/provider-token.ts)',
-  RS512: 'accepted on third-party provider ID tokens',
-  PS256: 'accepted on third-party provider ID tokens',
-  PS384: 'accepted on third-party provider ID tokens',
-  PS512: 'accepted on third-party provider ID tokens',
-  ES256: 'accepted on third-party provider ID tokens',
-  ES384: 'accepted on third-party provider ID tokens',
-  ES512: 'accepted on third-party provider ID tokens',
-  EdDSA: 'accepted on third-party provider ID tokens',
-  Ed25519: 'accepted on third-party provider ID tokens',
-};
-
 test('every algorithm the source uses is named in SECURITY.md\'s cryptography inventory', () => {
   const inventory = section(security, 'Cryptography inventory');
   const used = algorithmsUsed();
@@ -90,8 +71,8 @@ test('every algorithm the source uses is named in SECURITY.md\'s cryptography in
   const missing = [...used.keys()].filter((name) => !new RegExp(`(?<![A-Za-z0-9-])${name}(?![0-9])`).test(inventory)).sort();
   assert.deepEqual(
     missing.map((name) => `${name} (${[...used.get(name)!].join(', ')})`),
-    Object.keys(NOT_YET_IN_INVENTORY).sort().map((name) => `${name} (${[...(used.get(name) ?? ['no longer used'])].join(', ')})`),
-    'an algorithm is used without an inventory row (add it to SECURITY.md), or a listed gap was closed (remove it from NOT_YET_IN_INVENTORY)',
+    [],
+    'an algorithm is used without an inventory row: add it to SECURITY.md',
   );
 });
 
@@ -147,14 +128,6 @@ test('outbound connections: only to the database, Redis, SMTP and the site\'s pr
   for (const heading of ['## PostgreSQL', '## Redis', '## Mail']) assert.ok(operations.includes(`\n${heading}\n`), heading);
 });
 
-/** Operator lines on stderr that the documents do not quote yet (reported to the lead); remove once quoted. */
-const STDERR_NOT_YET_DOCUMENTED: Record<string, string> = {
-  'API token purge failed': 'src/compose.ts, the hourly purge of expired site API tokens',
-  'magic-link purge failed': 'src/identity/magic-links/area.ts, the purge of expired links',
-  'OpenID provider of customer': 'src/identity/oidc/provider.ts, a provider server error or a 503 (with the reason)',
-  'change feed back': 'src/compose.ts; docs/operations.md describes it ("one when it is back") without quoting it',
-};
-
 test('the logging inventory: pino JSON on stdout, and every stderr line the server writes is one the documents describe', () => {
   const logging = section(security, 'Logging');
   assert.match(logging, /One JSON object per line on stdout \(pino\)/);
@@ -174,6 +147,5 @@ test('the logging inventory: pino JSON on stdout, and every stderr line the serv
   const undocumented = lines
     .map((line) => line.slice(line.indexOf(': ') + 2).replace(/\\n$/, '').replace(/[:(].*$/, '').trim())
     .filter((wording) => wording !== '' && !documents.includes(wording));
-  assert.deepEqual(undocumented.sort(), Object.keys(STDERR_NOT_YET_DOCUMENTED).sort(),
-    'a stderr line the server writes is in neither SECURITY.md nor docs/operations.md (document it), or a listed gap was closed (remove it from STDERR_NOT_YET_DOCUMENTED)');
+  assert.deepEqual(undocumented.sort(), [], 'a stderr line the server writes is in neither SECURITY.md nor docs/operations.md: document it');
 });
