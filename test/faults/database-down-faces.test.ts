@@ -14,7 +14,9 @@ import { systemClock } from '../../src/lib/clock.ts';
 import { createSealer } from '../../src/lib/seal.ts';
 import { CONNECT_TIMEOUT_MS } from '../../src/store/db.ts';
 import { Browser } from '../helpers/relying-party.ts';
-import { freshDatabase, postgresUrl, serverEnv, sleep, startServer, startTcpProxy, until, withComposition } from './harness.ts';
+import {
+  postgresBehindProxy, postgresUrl, sleep, startServer, until, withComposition,
+} from './harness.ts';
 
 const ANSWER_BOUND_MS = CONNECT_TIMEOUT_MS + 2_000;
 const RECOVERY_BOUND_MS = 30_000;
@@ -25,10 +27,7 @@ interface Answer { status: number; type: string; retryAfter: string | null; cach
 
 test('PostgreSQL down: the landing, the console, /oauth/token and the OpenID provider answer 503 in their own shapes, then recover',
   { skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, async (t) => {
-    const { url, dir } = await freshDatabase(t, 'postgres');
-    const target = new URL(url);
-    const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const env = await serverEnv(proxy.via(url), dir);
+    const { url, proxy, env } = await postgresBehindProxy(t);
 
     let customerKey = '';
     let ownerEmail = '';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CONNECT_TIMEOUT_MS } from '../../src/store/db.ts';
 import {
-  admin, freshDatabase, PASSWORD, postgresUrl, serverEnv, siteJwt, sleep, startServer, startTcpProxy, until, withComposition, type Customer,
+  admin, type Customer, PASSWORD, postgresBehindProxy, postgresUrl, siteJwt, sleep, startServer, until, withComposition,
 } from './harness.ts';
 
 const POSTS = '/cms-json/cms/v2/posts';
@@ -22,10 +22,7 @@ const RECOVERY_BOUND_MS = 30_000;
 
 test('PostgreSQL down under load: 503 fast in each face\'s body, fail closed, /readyz unavailable, recovery without restart',
   { skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, async (t) => {
-    const { url, dir } = await freshDatabase(t, 'postgres');
-    const target = new URL(url);
-    const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const env = await serverEnv(proxy.via(url), dir);
+    const { url, proxy, env } = await postgresBehindProxy(t);
 
     let customer!: Customer;
     let apiKey = '';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { QUERY_TIMEOUT_MS } from '../../src/store/db.ts';
 import {
-  admin, freshDatabase, PASSWORD, postgresUrl, serverEnv, siteJwt, sleep, startServer, startTcpProxy, until, withComposition, type Customer,
+  admin, type Customer, PASSWORD, postgresBehindProxy, postgresUrl, siteJwt, sleep, startServer, until, withComposition,
 } from './harness.ts';
 
 /** The statement bound plus slack for a loaded two-core machine. */
@@ -20,10 +20,7 @@ const UNAVAILABLE = 'The service is temporarily unavailable; retry later.';
 
 test('PostgreSQL silent mid-query: the requests waiting on it answer 503 within the statement bound, then the node recovers',
   { skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, async (t) => {
-    const { url, dir } = await freshDatabase(t, 'postgres');
-    const target = new URL(url);
-    const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const env = await serverEnv(proxy.via(url), dir);
+    const { url, proxy, env } = await postgresBehindProxy(t);
 
     let customer!: Customer;
     await withComposition({ ...env, LATCHKEY_DATABASE_URL: url }, async (app) => {

@@ -245,3 +245,14 @@ export async function startTcpProxy(t: TestContext, target: { host: string; port
   t.after(() => proxy.close());
   return proxy;
 }
+
+/**
+ * A fresh PostgreSQL database that the server reaches through a TCP proxy the test can break: `env`
+ * routes the server through the proxy, `url` goes straight to the database (for setting up).
+ */
+export async function postgresBehindProxy(t: TestContext, extra: Record<string, string> = {}): Promise<{ url: string; dir: string; proxy: TcpProxy; env: Record<string, string> }> {
+  const { url, dir } = await freshDatabase(t, 'postgres');
+  const target = new URL(url);
+  const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+  return { url, dir, proxy, env: await serverEnv(proxy.via(url), dir, extra) };
+}
