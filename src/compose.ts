@@ -181,7 +181,7 @@ export async function compose(
 
   const guardOptions = { clock, graceMs: config.admin.replayGraceMs, windowMs: config.admin.clockSkewMs };
   // The guard lives where the nodes meet: Redis when configured, else PostgreSQL (one statement per
-  // request). A SQLite file is one node's store, so there the guard stays in that node's memory and
+  // event-loop turn). A SQLite file is one node's store, so there the guard stays in that node's memory and
   // signed requests pay no write.
   const sharedGuard = !config.admin.replayGuard ? undefined
     : redis ? createRedisReplayGuard({ ...guardOptions, redis })

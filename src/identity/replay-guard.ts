@@ -41,21 +41,62 @@ interface GuardOptions { clock: Clock; graceMs: number; windowMs: number }
 const prefixOf = (digest: string): string => digest.slice(0, 32);
 
 /**
- * One statement per request: the insert of a new triple, or on conflict a no-op update that
- * returns the first use's time (the row lock makes concurrent first uses on two nodes agree).
- * Expired rows are deleted in batches by purgeExpired, never on the request path.
+ * One statement per event-loop turn, not per request: the digests admitted in one turn are written
+ * together, each inserted if new or, on conflict, a no-op update that returns its first use's time (the
+ * row lock makes concurrent first uses on two nodes agree). Under load the requests of a turn share one
+ * round trip; alone, a request waits for nothing but its own statement. Expired rows are deleted in
+ * batches by purgeExpired, never on the request path.
  */
 export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Database>; purgeBatch?: number }): SharedReplayGuard {
   const batch = opts.purgeBatch ?? 10_000;
+  interface Pending { expiresAt: number; waiters: { resolve(firstSeen: number): void; reject(error: unknown): void }[] }
+  let pending: Map<string, Pending> | undefined;
+
+  async function flush(digests: Map<string, Pending>): Promise<void> {
+    const now = opts.clock.now();
+    try {
+      // One row per digest: a statement may not upsert one row twice.
+      const rows = await opts.db.insertInto('admin_replay_guard')
+        .values([...digests].map(([prefix, p]) => ({ digest_prefix: prefix, first_seen: now, expires_at: p.expiresAt })))
+        .onConflict((oc) => oc.column('digest_prefix').doUpdateSet({ first_seen: sql.ref('admin_replay_guard.first_seen') }))
+        .returning(['digest_prefix', 'first_seen'])
+        .execute();
+      const firstSeen = new Map(rows.map((row) => [row.digest_prefix, Number(row.first_seen)]));
+      for (const [prefix, p] of digests) {
+        const seen = firstSeen.get(prefix);
+        for (const waiter of p.waiters) {
+          if (seen === undefined) waiter.reject(new Error('the replay guard returned no row'));
+          else waiter.resolve(seen);
+        }
+      }
+    } catch (error) {
+      for (const p of digests.values()) for (const waiter of p.waiters) waiter.reject(error);
+    }
+  }
+
   return {
     async admit(digest, timestampMs) {
-      const now = opts.clock.now();
-      const row = await opts.db.insertInto('admin_replay_guard')
-        .values({ digest_prefix: prefixOf(digest), first_seen: now, expires_at: timestampMs + opts.windowMs })
-        .onConflict((oc) => oc.column('digest_prefix').doUpdateSet({ first_seen: sql.ref('admin_replay_guard.first_seen') }))
-        .returning('first_seen')
-        .executeTakeFirstOrThrow();
-      return now - Number(row.first_seen) <= opts.graceMs;
+      const prefix = prefixOf(digest);
+      const expiresAt = timestampMs + opts.windowMs;
+      if (!pending) {
+        const turn = new Map<string, Pending>();
+        pending = turn;
+        // After the other requests already read in this turn have had their say.
+        setImmediate(() => {
+          pending = undefined;
+          void flush(turn);
+        });
+      }
+      const firstSeen = await new Promise<number>((resolve, reject) => {
+        const entry = pending!.get(prefix);
+        if (entry) {
+          entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
+          entry.waiters.push({ resolve, reject });
+        } else {
+          pending!.set(prefix, { expiresAt, waiters: [{ resolve, reject }] });
+        }
+      });
+      return opts.clock.now() - firstSeen <= opts.graceMs;
     },
     async purgeExpired() {
       const now = opts.clock.now();
