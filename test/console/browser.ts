@@ -62,3 +62,14 @@ export async function signIn(page: Page, server: ConsoleServer, password = serve
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
+
+/** From any console page: Users, Create user with these fields, and wait for the new user's page. */
+export async function createUserInConsole(page: Page, username: string, password: string): Promise<void> {
+  await page.getByRole('link', { name: 'Users', exact: true }).click();
+  await page.getByRole('button', { name: 'Create user' }).click();
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('E-mail').fill(`${username}@example.test`);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('heading', { name: username }).waitFor();
+}

@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import { signRequest } from '../../src/identity/admin-auth.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
-import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
+import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, createUserInConsole, signIn } from './browser.ts';
 
 after(closeBrowser);
 
@@ -86,13 +86,7 @@ if (!findChromium()) {
       const server = await consoleServer(t, kind);
       const page = await (await browser(t)).newPage();
       await signIn(page, server);
-      await page.getByRole('link', { name: 'Users', exact: true }).click();
-      await page.getByRole('button', { name: 'Create user' }).click();
-      await page.getByLabel('Username').fill('alice');
-      await page.getByLabel('E-mail').fill('alice@example.test');
-      await page.getByLabel('Password').fill('alice password 1');
-      await page.getByRole('button', { name: 'Create' }).click();
-      await page.getByRole('heading', { name: 'alice' }).waitFor();
+      await createUserInConsole(page, 'alice', 'alice password 1');
       const customerId = server.composition.services.customers.findByKey(server.customer.customerKey).then((c) => c!.id);
 
       await page.getByRole('link', { name: 'Users', exact: true }).click();

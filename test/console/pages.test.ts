@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { describeEachStore } from '../helpers/stores.ts';
-import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
+import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, createUserInConsole, signIn } from './browser.ts';
 
 after(closeBrowser);
 
@@ -52,13 +52,7 @@ if (!findChromium()) {
       await page.getByRole('cell', { name: 'MAGIC_LINK' }).waitFor();
       await shot(page, 'applications');
 
-      await page.getByRole('link', { name: 'Users', exact: true }).click();
-      await page.getByRole('button', { name: 'Create user' }).click();
-      await page.getByLabel('Username').fill('bob');
-      await page.getByLabel('E-mail').fill('bob@example.test');
-      await page.getByLabel('Password').fill('bob password 12');
-      await page.getByRole('button', { name: 'Create' }).click();
-      await page.getByRole('heading', { name: 'bob' }).waitFor();
+      await createUserInConsole(page, 'bob', 'bob password 12');
       await page.getByRole('button', { name: 'Generate magic link' }).click();
       await page.getByText('Magic link generated').waitFor();
       await shot(page, 'user');

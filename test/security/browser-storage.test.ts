@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Page, Response } from 'playwright-core';
-import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from '../console/browser.ts';
+import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, createUserInConsole, signIn } from '../console/browser.ts';
 
 after(closeBrowser);
 
@@ -63,13 +63,7 @@ if (!findChromium()) {
     await page.getByRole('button', { name: 'Reveal API key' }).click();
     assert.equal(await page.locator('#api-key').innerText(), server.customer.apiKey);
     await check('account with the API key shown');
-    await page.getByRole('link', { name: 'Users', exact: true }).click();
-    await page.getByRole('button', { name: 'Create user' }).click();
-    await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('E-mail').fill('alice@example.test');
-    await page.getByLabel('Password').fill('alice password 1');
-    await page.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('heading', { name: 'alice' }).waitFor();
+    await createUserInConsole(page, 'alice', 'alice password 1');
     await check('a user created');
     for (const name of ['Groups', 'Applications', 'Site']) {
       await page.getByRole('link', { name, exact: true }).click();
