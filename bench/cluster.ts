@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { compose } from '../src/compose.ts';
+import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { runLoad, type LoadRun } from './load.ts';
 

@@ -4,11 +4,11 @@
  * collected here and printed by report.ts. A new scenario is a `Scenario` object in scenarios/.
  */
 import { join } from 'node:path';
-import type { Composition } from '../src/compose.ts';
+import type { Composition } from '../src/compose/index.ts';
 import type { CreatedCustomer } from '../src/identity/customers/service.ts';
 import type { ServerHandle } from './child.ts';
 import type { Face } from './server.ts';
-import { adminSigner, encodeBody, headersOf, runLoad, summarise, type LoadRun, type LoadStats, type RequestSpec } from './load.ts';
+import { adminSigner, distinctAdminSigner, encodeBody, headersOf, runLoad, summarise, type LoadRun, type LoadStats, type RequestSpec } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import type { SmtpSinkHandle } from './smtp-sink.ts';
 
@@ -67,6 +67,8 @@ export interface Bench {
   smtp: SmtpSinkHandle;
   /** A signed admin request (fresh Timestamp and digest per request) on the identity face. */
   admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
+  /** The same, with a new triple on every request (the replay guard gets an entry per request). */
+  adminDistinct(path: string, body?: Record<string, unknown>): RequestSpec;
   /**
    * A request to the content site (port of the server under test's site face), e.g.
    * `bench.site('GET', '/rest/api/2/myself', { headers: { authorization: `Bearer ${token}` } })`;
@@ -137,6 +139,7 @@ export function createBench(deps: {
   const { options, server, collected, log } = deps;
   let scenario = '';
   const sign = adminSigner(deps.customer.customerKey, deps.customer.apiKey);
+  const signDistinct = distinctAdminSigner(deps.customer.customerKey, deps.customer.apiKey);
   const port = (spec: RequestSpec) => server.ports[spec.face];
 
   const load = async (p: number, spec: RequestSpec, seconds: number, profileLabel?: string) => {
@@ -210,6 +213,10 @@ export function createBench(deps: {
         ...(body !== undefined ? { body } : {}),
         dynamicHeaders: sign,
       };
+    },
+
+    adminDistinct(path, body) {
+      return { face: 'identity', method: 'POST', path, ...(body !== undefined ? { body } : {}), dynamicHeaders: signDistinct };
     },
 
     site(method, path, { face = 'site', ...options } = {}) {

@@ -14,7 +14,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { compose } from '../src/compose.ts';
+import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { hashPassword } from '../src/lib/passwords.ts';
 

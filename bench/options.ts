@@ -44,6 +44,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --profile          CPU-profile the server under test (run from its sources) and print its hottest functions
   --keep             keep the temporary SQLite database after the run
   --help             this text
+
+  LATCHKEY_BENCH_REDIS_URL=redis://… puts the server's replay guard, rate limits and throttles in Redis.
 `;
 
 export function parseOptions(argv: string[], env: Record<string, string | undefined>): BenchOptions {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { compose, type Composition } from '../src/compose.ts';
+import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore, type Store } from '../src/store/db.ts';
 import { startServer, type ServerHandle } from './child.ts';

@@ -17,7 +17,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { compose } from '../src/compose.ts';
+import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore } from '../src/store/db.ts';
 
@@ -62,6 +62,8 @@ async function main(): Promise<void> {
     // The bench is one client address: a per-address budget would measure the limiter, not the landing.
     LATCHKEY_RATE_LIMIT_LANDING: '0',
     ...(smtpUrl ? { LATCHKEY_SMTP_URL: smtpUrl } : {}),
+    // The replay guard, rate limits and throttles in Redis, as LATCHKEY_REDIS_URL would put them.
+    ...(process.env.LATCHKEY_BENCH_REDIS_URL ? { LATCHKEY_REDIS_URL: process.env.LATCHKEY_BENCH_REDIS_URL } : {}),
   };
   const config = loadConfig(env);
   const store = await createStore(database, schema ? { schema } : {});

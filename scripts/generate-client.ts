@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { compose } from '../src/compose.ts';
+import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 
 export const CLIENT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'client');

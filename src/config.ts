@@ -1,6 +1,6 @@
 /**
  * The only reader of process.env. Parses every LATCHKEY_* variable once, reports every problem in
- * one message, and returns a frozen Config that compose.ts passes down. Secrets are never logged.
+ * one message, and returns a frozen Config that compose/ passes down. Secrets are never logged.
  */
 import { resolve } from 'node:path';
 import { Invalid } from './lib/errors.ts';
@@ -80,9 +80,22 @@ export interface Config {
   smtpUrl: string | undefined;
   /** LATCHKEY_MAIL_FROM: the sender of every mail; default `Latchkey <no-reply@<public URL host>>`. */
   mailFrom: string;
+  /** Webhook deliveries (src/webhooks/). */
+  webhooks: {
+    /** LATCHKEY_WEBHOOKS_RETRY_SCHEDULE: seconds to wait before each retry; its length is the number of retries. */
+    retryScheduleSeconds: number[];
+    /** LATCHKEY_WEBHOOKS_ALLOW_HTTP: http:// endpoints accepted (https:// only by default). */
+    allowHttp: boolean;
+    /** LATCHKEY_WEBHOOKS_ALLOW_PRIVATE: endpoints resolving to loopback, private or link-local addresses accepted. */
+    allowPrivate: boolean;
+  };
   /** LATCHKEY_OAUTH_TOKEN_TTL_SECONDS: lifetime of the access tokens POST /oauth/token issues. */
   oauthTokenTtlSeconds: number;
-  /** base64 or hex of 32 bytes; when absent, compose.ts uses (or creates) <dataDir>/master.key. */
+  /** LATCHKEY_AUDIT_RETENTION_DAYS: how long audit events are kept before the purge deletes them. */
+  auditRetentionDays: number;
+  /** End users' SSO sessions: LATCHKEY_SSO_IDLE_MINUTES (default 30), LATCHKEY_SSO_MAX_HOURS (default 10). */
+  sso: { idleMs: number; maxMs: number };
+  /** base64 or hex of 32 bytes; when absent, compose/index.ts uses (or creates) <dataDir>/master.key. */
   masterKey: string | undefined;
   logLevel: string;
   /** LATCHKEY_TRUST_PROXY: true, a hop count, or comma-separated proxy addresses/CIDRs; default off. */
@@ -97,6 +110,8 @@ export interface Config {
     replayGuard: boolean;
     /** How long after first use a signed header triple may be used again (same-millisecond calls). */
     replayGraceMs: number;
+    /** Live triples the in-memory guard (SQLite store, no Redis) keeps at most; each customer gets a share. */
+    replayMaxEntries: number;
     /** How long a node caches a customer's decrypted API key. */
     customerCacheMs: number;
   };
@@ -124,6 +139,16 @@ export function loadConfig(env: Env = process.env): Config {
     if (/^(0|false|no|off)$/i.test(raw)) return false;
     problems.push(`${name} must be true or false`);
     return fallback;
+  };
+  /** Seconds between attempts, comma-separated: 1 to 50 waits of 1..604800 s each. */
+  const retrySchedule = (name: string, fallback: string): number[] => {
+    const raw = str(name) ?? fallback;
+    const waits = raw.split(',').map((part) => part.trim());
+    if (waits.length > 50 || !waits.every((w) => /^\d{1,6}$/.test(w) && Number(w) >= 1 && Number(w) <= 604_800)) {
+      problems.push(`${name} must be 1 to 50 comma-separated waits in seconds, each 1..604800`);
+      return fallback.split(',').map(Number);
+    }
+    return waits.map(Number);
   };
   const header = (name: string): string => {
     const raw = str(name) ?? 'Authorization';
@@ -196,7 +221,17 @@ export function loadConfig(env: Env = process.env): Config {
     siteUrl: (url('LATCHKEY_SITE_URL') ?? `http://${localHost}:${sitePort}`).replace(/\/+$/, ''),
     smtpUrl,
     mailFrom,
+    webhooks: {
+      retryScheduleSeconds: retrySchedule('LATCHKEY_WEBHOOKS_RETRY_SCHEDULE', '5,300,1800,7200,18000,36000,36000'),
+      allowHttp: bool('LATCHKEY_WEBHOOKS_ALLOW_HTTP', false),
+      allowPrivate: bool('LATCHKEY_WEBHOOKS_ALLOW_PRIVATE', false),
+    },
     oauthTokenTtlSeconds: int('LATCHKEY_OAUTH_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
+    auditRetentionDays: int('LATCHKEY_AUDIT_RETENTION_DAYS', 90, 1, 3650),
+    sso: {
+      idleMs: int('LATCHKEY_SSO_IDLE_MINUTES', 30, 1, 24 * 60) * 60_000,
+      maxMs: int('LATCHKEY_SSO_MAX_HOURS', 10, 1, 30 * 24) * 3600_000,
+    },
     masterKey: str('LATCHKEY_MASTER_KEY'),
     logLevel: str('LATCHKEY_LOG_LEVEL') ?? 'info',
     trustProxy: parseTrustProxy(str('LATCHKEY_TRUST_PROXY')),
@@ -206,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
       clockSkewMs: int('LATCHKEY_ADMIN_CLOCK_SKEW_SECONDS', 300, 1, 900) * 1000,
       replayGuard: bool('LATCHKEY_ADMIN_REPLAY_GUARD', true),
       replayGraceMs: int('LATCHKEY_ADMIN_REPLAY_GRACE_MS', 2000, 0, 60_000),
+      replayMaxEntries: int('LATCHKEY_ADMIN_REPLAY_MAX_ENTRIES', 500_000, 100, 100_000_000),
       customerCacheMs: int('LATCHKEY_ADMIN_CUSTOMER_CACHE_MS', 1000, 0, 1000),
     },
     site: {

@@ -5,6 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { COMMON_OPTIONS, optionNames } from '../src/cli/help.ts';
+import { commands } from '../src/cli/registry.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'latchkey.js');
@@ -56,6 +58,8 @@ test('--help lists every command and the data directory, and every command has i
     assert.ok(one.stdout.startsWith(`Usage: latchkey ${name}`), `${name} --help: ${one.stdout}`);
     assert.match(one.stdout, /\nOptions:\n(\s+--[a-z-]+.*\n)+/, `${name} --help lists its options`);
     assert.match(one.stdout, /  --json +print the result as one JSON line/);
+    // Every option line says what the option does.
+    for (const line of one.stdout.split('\n').filter((l) => /^ {2}--/.test(l))) assert.match(line, /^ {2}--[a-z-]+ +\S/, `${name} --help: ${line}`);
   }
   assert.ok(!existsSync(join(dir, 'data')), '--help creates nothing');
 });
@@ -84,4 +88,44 @@ test('customer create makes the data directory, says so, and later commands use 
   assert.deepEqual({ ...listed, stdout: JSON.parse(listed.stdout) }, {
     code: 0, stderr: '', stdout: [{ customerId: customer.customerId, customerKey: customer.customerKey, email: 'owner@example.com', name: 'example.com' }],
   });
+});
+
+test('every option of every command is described, in words of its own', () => {
+  // Options that mean the same wherever they appear; any other text shared by two commands was copied.
+  const shared = new Set([...Object.keys(COMMON_OPTIONS), 'customer-key']);
+  const seen = new Map<string, string>();
+  for (const command of commands) {
+    const names = optionNames(command);
+    assert.deepEqual(Object.keys(command.options).filter((n) => !names.includes(n)), [], `${command.name} describes options its usage does not name`);
+    const texts = new Set<string>();
+    for (const name of names) {
+      const text = command.options[name] ?? COMMON_OPTIONS[name];
+      assert.ok(text !== undefined && text.trim().length >= 10, `${command.name} --${name} has no description`);
+      assert.ok(!texts.has(text), `${command.name} --${name}: the same text as another of its options`);
+      texts.add(text);
+      if (shared.has(name)) continue;
+      const other = seen.get(text);
+      assert.equal(other, undefined, `${command.name} --${name} has the text of ${other}: "${text}"`);
+      seen.set(text, `${command.name} --${name}`);
+    }
+  }
+});
+
+test('-h is --help; a group\'s --help lists that group only', async (t) => {
+  const dir = scratch(t);
+  const [short, long, group, bare, site] = await Promise.all([
+    cli(dir, ['policy', 'create', '-h']), cli(dir, ['policy', 'create', '--help']), cli(dir, ['customer', '--help']),
+    cli(dir, ['customer']), cli(dir, ['site', 'api-token', '-h']),
+  ]);
+  assert.equal(short.code, 0, short.stderr);
+  assert.equal(short.stdout, long.stdout);
+  assert.ok(short.stdout.startsWith('Usage: latchkey policy create '), short.stdout);
+  assert.equal(group.code, 0, group.stderr);
+  const listed = (text: string) => [...text.matchAll(/^ {2}([a-z-]+(?: [a-z-]+)*?) (?=--|\[|\s)/gm)].map((m) => m[1]);
+  assert.deepEqual(listed(group.stdout), ['customer create', 'customer list', 'customer rotate-key', 'customer password-expiry', 'customer set-password']);
+  assert.ok(group.stdout.startsWith('Usage: latchkey customer <command>'), group.stdout);
+  // Without --help: the same list, on stderr, exit 2.
+  assert.deepEqual({ code: bare.code, stdout: bare.stdout, listed: listed(bare.stderr) }, { code: 2, stdout: '', listed: listed(group.stdout) });
+  assert.deepEqual(listed(site.stdout), ['site api-token create', 'site api-token list', 'site api-token revoke', 'site api-token purge-expired']);
+  assert.ok(!existsSync(join(dir, 'data')), '--help creates nothing');
 });

@@ -86,6 +86,10 @@ const apiTokenShape = (body: Record<string, unknown>) => keysAre(body, ['error']
 const oauthShape = (body: Record<string, unknown>) => isString(body.error)
   && Object.keys(body).every((k) => ['error', 'error_description', 'error_uri', 'state', 'scope', 'iss'].includes(k));
 
+/** The hosted pages' passkey calls, made by our own script (identity/passkeys/glue.ts): a message, and where to go next. */
+const passkeyCallShape = (body: Record<string, unknown>) => isString(body.message)
+  && Object.keys(body).every((k) => ['message', 'location'].includes(k));
+
 /** Identity routes that machines call: the admin API and the token endpoint; the rest are pages. */
 const isApi = (url: string) => url.startsWith('/api/') || url.startsWith('/moas/') || url === '/oauth/token';
 
@@ -114,8 +118,10 @@ function problem(route: Route, answer: Answer): string | undefined {
   // The face's shape always fits: errors raised before routing (a malformed URL) cannot know the
   // route. Routes with a variant of their own may also answer in it.
   const fits = route.face === 'site'
-    ? siteShape(answer.status, record) || (route.url.startsWith('/rest/api/2/') && apiTokenShape(record))
-    : adminShape(answer.status, record) || ((route.url === '/oauth/token' || route.url.startsWith('/customers/')) && oauthShape(record));
+    // The API-token 401 answers an API-token credential (any Basic username:secret) on every protected route.
+    ? siteShape(answer.status, record) || ((route.url.startsWith('/rest/api/2/') || answer.status === 401) && apiTokenShape(record))
+    : adminShape(answer.status, record) || ((route.url === '/oauth/token' || route.url.startsWith('/customers/')) && oauthShape(record))
+      || (/\/passkeys?(\/|$)/.test(route.url) && !isApi(route.url) && passkeyCallShape(record));
   return fits ? undefined : 'a body not in the face\'s error shape';
 }
 

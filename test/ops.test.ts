@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
-import { compose } from '../src/compose.ts';
+import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
 import { createStore, type Store } from '../src/store/db.ts';
@@ -67,6 +67,28 @@ test('GET /api/docs serves the docs page', async (t) => {
   assert.match(String(response.headers['content-type']), /^text\/html/);
   assert.match(response.body, /<html[\s>]/);
   assert.match(response.body, /swagger/i);
+});
+
+test('the docs page, its assets and its document carry a CSP, X-Frame-Options DENY and nosniff (issue 22 item 9)', async (t) => {
+  const { identity } = await start(t);
+  const urls = ['/api/docs', '/api/docs/', '/api/docs/static/index.html', '/api/docs/static/swagger-ui-bundle.js', '/api/docs/static/swagger-ui.css',
+    '/api/docs/static/swagger-initializer.js', '/api/docs/json'];
+  for (const url of urls) {
+    const response = await identity.inject({ method: 'GET', url });
+    assert.ok(response.statusCode < 400, `${url}: ${response.statusCode}`);
+    // Swagger UI's one inline style (its logo's) by hash; nothing else inline.
+    assert.equal(response.headers['content-security-policy'], "default-src 'none'; script-src 'self'; "
+      + "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='; img-src 'self' data:; "
+      + "font-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'", url);
+    assert.equal(response.headers['x-frame-options'], 'DENY', url);
+    assert.equal(response.headers['x-content-type-options'], 'nosniff', url);
+  }
+  // The page itself has no inline script or style for the policy to allow.
+  const page = await identity.inject({ method: 'GET', url: '/api/docs' });
+  assert.doesNotMatch(page.body, /<script(?![^>]*\ssrc=)[^>]*>|<style\b|\sstyle=|\son[a-z]+=/i);
+  // Only the docs: the admin API's answers are unchanged.
+  const other = await identity.inject({ method: 'GET', url: '/healthz' });
+  assert.equal(other.headers['x-frame-options'], undefined);
 });
 
 test('/healthz and /readyz answer 200; /readyz is 503 once the database is gone', async (t) => {

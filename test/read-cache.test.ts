@@ -11,7 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { compose, type Composition } from '../src/compose.ts';
+import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
 import type { ChangeFeed } from '../src/store/changes.ts';
@@ -63,34 +63,47 @@ function silentFeed(): ChangeFeed {
 }
 
 test('a kept answer older than maxAgeMs is read again, even when the feed says nothing changed', async () => {
-  let now = 1_000;
+  const clock = createTestClock(1_000);
   let loads = 0;
-  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, maxAgeMs: 500, now: () => now });
+  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, maxAgeMs: 500, clock });
   const load = async () => `value ${++loads}`;
   assert.equal(await cache.read('k', load), 'value 1');
-  now += 500;
+  clock.advance(500);
   // Synchronous while young: the kept value itself, no promise.
   assert.equal(cache.read('k', load), 'value 1');
-  now += 1;
+  clock.advance(1);
   assert.equal(await cache.read('k', load), 'value 2');
   assert.equal(loads, 2);
   // The age counts from the read that loaded it, not from its last use.
-  now += 400;
+  clock.advance(400);
   assert.equal(cache.read('k', load), 'value 2');
-  now += 101;
+  clock.advance(101);
   assert.equal(await cache.read('k', load), 'value 3');
 });
 
 test('the age of a kept answer counts from before its read, and the default bound is one second', async () => {
-  let now = 0;
-  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, now: () => now });
+  const clock = createTestClock(0);
+  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, clock });
   let loads = 0;
   // A read that takes 300 ms: the entry is as old as the moment the read began.
-  assert.equal(await cache.read('k', async () => { now += 300; return `value ${++loads}`; }), 'value 1');
-  now += 700;
+  assert.equal(await cache.read('k', async () => { clock.advance(300); return `value ${++loads}`; }), 'value 1');
+  clock.advance(700);
   assert.equal(cache.read('k', async () => `value ${++loads}`), 'value 1');
-  now += 1;
+  clock.advance(1);
   assert.equal(await cache.read('k', async () => `value ${++loads}`), 'value 2');
+});
+
+test('a clock set back does not keep an answer for as long as the step', async () => {
+  const clock = createTestClock(10_000);
+  const cache = createReadCache<string>(silentFeed(), { tables: ['users'], maxEntries: 10, clock });
+  let loads = 0;
+  const load = async () => `value ${++loads}`;
+  assert.equal(await cache.read('k', load), 'value 1');
+  assert.equal(cache.read('k', load), 'value 1');
+  // The wall clock stepped back an hour: the entry's real age is unknown, so it is read again.
+  clock.set(10_000 - 3_600_000);
+  assert.equal(await cache.read('k', load), 'value 2');
+  assert.equal(cache.read('k', load), 'value 2');
 });
 
 /** A new customer on `node` with one user of that username (first and last name as given). */

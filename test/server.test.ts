@@ -9,13 +9,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
-import { postgresUrl } from './helpers/stores.ts';
+import { emptyPostgresSchemaUrl, postgresUrl } from './helpers/stores.ts';
 import { freePort } from './helpers/ports.ts';
 
 // A safety net against a hung child, not an assertion about speed.
@@ -169,6 +169,21 @@ test('first start prints the customer key and API key once; both faces answer; a
   assert.match(apiKey, /^lkak_[0-9A-Za-z]{40,}$/);
   assert.equal(first.stdout().split(apiKey).length - 1, 1, 'the API key is printed exactly once');
 
+  // The way into the console: its address and the owner's one-time link, printed with the keys.
+  assert.match(first.stdout(), new RegExp(`\\nConsole: ${deployment.identityUrl.replace(/[.:/]/g, '\\$&')}/console\\n`));
+  assert.match(first.stdout(), /\n {2}http:\/\/127\.0\.0\.1:\d+\/console\/first-sign-in\/[A-Za-z0-9_-]{43}\n/);
+
+  // GET / is a page for a browser, linking the console, the API docs and the health endpoints.
+  const home = await fetch(`${deployment.identityUrl}/`);
+  assert.equal(home.status, 200);
+  assert.equal(home.headers.get('content-type'), 'text/html; charset=utf-8');
+  assert.match(String(home.headers.get('content-security-policy')), /default-src 'none'.*frame-ancestors 'none'/);
+  assert.equal(home.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(home.headers.get('x-frame-options'), 'DENY');
+  const links = [...(await home.text()).matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map(([, href, name]) => [href, name]);
+  assert.deepEqual(links, [['/console', 'Console'], ['/api/docs', 'API documentation'], ['/healthz', 'Health'], ['/readyz', 'readiness']]);
+  for (const [href] of links) assert.equal((await fetch(`${deployment.identityUrl}${href}`)).status, 200, href);
+
   for (const url of [`${deployment.identityUrl}/healthz`, `${deployment.siteUrl}/healthz`, `${deployment.identityUrl}/readyz`]) {
     const response = await fetch(url);
     assert.equal(response.status, 200, url);
@@ -182,7 +197,7 @@ test('first start prints the customer key and API key once; both faces answer; a
   assert.deepEqual(await stopServer(first), { code: 0, signal: null });
 
   const second = await startServer(t, deployment);
-  assert.doesNotMatch(second.stdout(), /API key/);
+  assert.doesNotMatch(second.stdout(), /API key|first-sign-in|Console:/);
   assert.ok(!second.stdout().includes(apiKey));
   const again = await countUsers(deployment, customerKey, apiKey);
   assert.equal(again.status, 200, 'the same keys work after a restart (same database, same master key)');
@@ -375,6 +390,38 @@ function runServerToExit(env: Record<string, string>): Promise<{ code: number | 
   });
 }
 
+test('a port in use (identity, site or management): one line naming its setting, exit 1, before any key, link or listening line; the next start prints them', { timeout: LIMIT_MS }, async (t) => {
+  const deployment = await newDeployment(t);
+  const ports: [string, string][] = [
+    ['LATCHKEY_IDENTITY_PORT', deployment.env.LATCHKEY_IDENTITY_PORT],
+    ['LATCHKEY_SITE_PORT', deployment.env.LATCHKEY_SITE_PORT],
+    ['LATCHKEY_MANAGEMENT_PORT', deployment.env.LATCHKEY_MANAGEMENT_PORT],
+  ];
+  for (const [setting, port] of ports) {
+    const squatter = createServer();
+    await new Promise<void>((done) => squatter.listen(Number(port), '127.0.0.1', done));
+    try {
+      const refused = await runServerToExit(deployment.env);
+      assert.equal(refused.code, 1, setting);
+      assert.equal(refused.stderr, `latchkey: port ${port} (${setting}) is already in use\n`, setting);
+      assert.doesNotMatch(refused.stdout, /API key|Customer key|first-sign-in|Console:|Server listening/, `${setting}: ${refused.stdout}`);
+    } finally {
+      await new Promise((done) => squatter.close(done));
+    }
+  }
+  // Two settings naming one port: the second is refused, and the line says which other setting has it.
+  const clash = await runServerToExit({ ...deployment.env, LATCHKEY_SITE_PORT: deployment.env.LATCHKEY_IDENTITY_PORT });
+  assert.equal(clash.code, 1);
+  assert.equal(clash.stderr, `latchkey: port ${deployment.env.LATCHKEY_IDENTITY_PORT} (LATCHKEY_SITE_PORT) is already in use (LATCHKEY_IDENTITY_PORT names the same port)\n`);
+  assert.doesNotMatch(clash.stdout, /API key|first-sign-in|Server listening/);
+
+  // Nothing was spent: the first start that gets its ports creates the customer and prints the keys and the link.
+  const server = await startServer(t, deployment);
+  readBanner(server.stdout());
+  assert.match(server.stdout(), /\/console\/first-sign-in\//);
+  assert.deepEqual(await stopServer(server), { code: 0, signal: null });
+});
+
 const KEY_MISSING = /^latchkey: the master key does not open this database's secrets: set LATCHKEY_MASTER_KEY \(or copy master\.key from the data directory of the node that created the database to (\S+)\) to that node's key\n$/;
 
 /** Node A creates the database and its first customer; node B, another data dir on the same database without A's key, must not start. */
@@ -412,14 +459,7 @@ test('a second node without the first node\'s master key exits 1 with one line s
 });
 
 test('a second node without the first node\'s master key exits 1 with one line saying so (PostgreSQL)', { timeout: LIMIT_MS, skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, async (t) => {
-  const schema = `lk_server_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  t.after(async () => { await admin.query(`drop schema if exists ${schema} cascade`); await admin.end(); });
-  const url = new URL(postgresUrl!);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  await secondNodeWithoutTheKey(t, url.toString());
+  await secondNodeWithoutTheKey(t, await emptyPostgresSchemaUrl(t, 'lk_server'));
 });
 
 test('SIGTERM lets in-flight requests complete, then the process exits 0', { timeout: LIMIT_MS }, async (t) => {

@@ -3,7 +3,9 @@ import type { Scenario } from '../harness.ts';
 import { apiTokensMyself } from './api-tokens.ts';
 import { landingPost, magicLinkGenerate, outboxThroughput } from './magic-links.ts';
 import { mfaRegistration } from './mfa.ts';
+import { samlSso } from './saml.ts';
+import { signInPassword } from './sign-in.ts';
 import { siteLogin, sitePosts } from './site.ts';
-import { usersGet, usersGetAll } from './users.ts';
+import { usersGet, usersGetAll, usersGetDistinct, usersUpdate } from './users.ts';
 
-export const scenarios: Scenario[] = [usersGet, usersGetAll, mfaRegistration, sitePosts, siteLogin, apiTokensMyself, magicLinkGenerate, landingPost, outboxThroughput];
+export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, outboxThroughput];

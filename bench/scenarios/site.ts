@@ -7,7 +7,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startEnvironment } from '../child.ts';
-import type { Scenario } from '../harness.ts';
+import type { Bench, Scenario } from '../harness.ts';
+import type { RequestSpec } from '../load.ts';
 import { ensurePosts, login, POSTS_PATH, SITE_PASSWORD, SITE_USER, TOKEN_PATH } from './site-setup.ts';
 
 const run = promisify(execFile);
@@ -27,32 +28,38 @@ export const sitePosts: Scenario = {
   },
 };
 
+/**
+ * Measures `spec` (one argon2id verify per request) and, in slices between its slices, the raw argon2id
+ * verify rate at the same concurrency, so drifting background load hits both alike; checks their ratio.
+ */
+export async function checkAgainstArgon2(bench: Bench, label: string, spec: RequestSpec, ratioLabel: string, per: string, source: string): Promise<void> {
+  const argon2Rate = fileURLToPath(new URL('../argon2-rate.ts', import.meta.url));
+  let rateSeconds = 0;
+  let rateVerifies = 0;
+  const { real } = await bench.measure(label, spec, {
+    between: async (seconds) => {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', argon2Rate, '--concurrency', String(bench.options.connections), '--seconds', String(seconds)], {
+        // With the server's allocator settings: they decide what argon2id's 19 MiB blocks cost.
+        env: { ...process.env, ...startEnvironment() },
+      });
+      rateVerifies += (JSON.parse(stdout) as { verifiesPerSecond: number }).verifiesPerSecond * seconds;
+      rateSeconds += seconds;
+    },
+  });
+  const verifiesPerSecond = rateVerifies / rateSeconds;
+  bench.check(ratioLabel, real.requestsPerSecond / verifiesPerSecond, 'x', { op: '>=', threshold: 0.85, source },
+    `${real.requestsPerSecond.toFixed(1)} ${per}/s vs ${verifiesPerSecond.toFixed(1)} raw verifies/s at ${bench.options.connections} concurrent`);
+}
+
 export const siteLogin: Scenario = {
   name: 'site-login',
   summary: 'POST the token endpoint (one argon2id verify per login) vs the raw argon2id verify rate, same concurrency',
   async run(bench) {
     // A login first: the user exists and the password is right (a failure would count against the throttle).
     await login(bench, 'site');
-    // The raw rate in slices between the logins' slices, so drifting background load hits both alike.
-    const argon2Rate = fileURLToPath(new URL('../argon2-rate.ts', import.meta.url));
-    let rateSeconds = 0;
-    let rateVerifies = 0;
-    const { real: logins } = await bench.measure('token endpoint logins', bench.site('POST', TOKEN_PATH, {
+    await checkAgainstArgon2(bench, 'token endpoint logins', bench.site('POST', TOKEN_PATH, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ username: SITE_USER, password: SITE_PASSWORD }).toString(),
-    }), {
-      between: async (seconds) => {
-        const { stdout } = await run(process.execPath, ['--import', 'tsx', argon2Rate, '--concurrency', String(bench.options.connections), '--seconds', String(seconds)], {
-          // With the server's allocator settings: they decide what argon2id's 19 MiB blocks cost.
-          env: { ...process.env, ...startEnvironment() },
-        });
-        rateVerifies += (JSON.parse(stdout) as { verifiesPerSecond: number }).verifiesPerSecond * seconds;
-        rateSeconds += seconds;
-      },
-    });
-    const verifiesPerSecond = rateVerifies / rateSeconds;
-    bench.check('logins/s ÷ raw argon2id verifies/s', logins.requestsPerSecond / verifiesPerSecond, 'x', {
-      op: '>=', threshold: 0.85, source: 'issue 4',
-    }, `${logins.requestsPerSecond.toFixed(1)} logins/s vs ${verifiesPerSecond.toFixed(1)} raw verifies/s at ${bench.options.connections} concurrent`);
+    }), 'logins/s ÷ raw argon2id verifies/s', 'logins', 'issue 4');
   },
 };

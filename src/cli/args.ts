@@ -14,7 +14,10 @@ export function parseArgs(argv: string[]): ParsedArgs {
   const flags: Record<string, string | true> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg.startsWith('--')) {
+    if (arg === '-h') {
+      // The short form every command-line user tries first.
+      flags.help = true;
+    } else if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
       if (!name) throw new UsageError(`bad option ${arg}`);
       if (SWITCHES.has(name)) {

@@ -1,4 +1,4 @@
-import type { Composition } from '../compose.ts';
+import type { Composition } from '../compose/index.ts';
 import type { ParsedArgs } from './args.ts';
 
 export interface CommandResult {
@@ -17,6 +17,8 @@ export interface Command {
   name: string;
   usage: string;
   summary: string;
+  /** What each option of its usage means, for this command (`--json` and `--help` are described once, in help.ts). */
+  options: Record<string, string>;
   /** Creates the data directory and database when they do not exist (others refuse to run without them). */
   createsDatabase?: boolean;
   run(args: ParsedArgs, ctx: { app: Composition }): Promise<CommandResult>;

@@ -3,29 +3,19 @@
  * Every command takes --json and --help. Exit codes: 0 done, 1 refused or failed, 2 usage or no database.
  * --help and --version open nothing: no database, no services.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runWithAuditContext } from '../audit/context.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { LatchkeyError } from '../lib/errors.ts';
 import { parseArgs, UsageError } from './args.ts';
 import type { Command } from './command.ts';
-import { appCommands } from './commands/app.ts';
-import { apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke } from './commands/api-token.ts';
-import { customerCreate, customerList, customerPasswordExpiry, customerRotateKey } from './commands/customer.ts';
-import { customerSetPassword } from './commands/customer-set-password.ts';
-import { oauthClientCommands } from './commands/oauth-client.ts';
-import { policyCommands } from './commands/policy.ts';
-import { siteCommands } from './commands/site.ts';
-import { usersExport } from './commands/users-export.ts';
-import { usersImport } from './commands/users-import.ts';
-import { commandHelp, generalHelp } from './help.ts';
+import { commands } from './registry.ts';
+import { commandHelp, commandsOfGroup, generalHelp, groupHelp } from './help.ts';
 
-const commands: Command[] = [customerCreate, customerList, customerRotateKey, customerPasswordExpiry, ...siteCommands];
-commands.push(customerSetPassword);
-commands.push(apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke);
-commands.push(...appCommands, ...policyCommands, ...oauthClientCommands);
-commands.push(usersImport, usersExport);
 
 /** The package's version: package.json above this file (src/cli/ when run from the sources, dist/ from the bundle). */
 export function version(): string {
@@ -59,6 +49,15 @@ function missingStore(config: Config, command: Command): string | undefined {
   return undefined;
 }
 
+/** The operating-system account running the CLI (the audit log's actor); its uid when it has no name (a container). */
+function osUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER || String(process.getuid?.() ?? '');
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   // Known before parsing, so even a malformed command line is answered in JSON when asked.
   const json = argv.includes('--json');
@@ -83,15 +82,18 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     configProblem = error as Error;
   }
-  if (args.flags.help || args.flags.h) {
-    const dataDir = config?.dataDir ?? '(configuration error)';
-    const database = config === undefined ? '(configuration error)' : isPostgresUrl(config.databaseUrl) ? 'PostgreSQL' : config.databaseUrl;
-    process.stdout.write((command ? commandHelp(command, dataDir, database) : generalHelp(commands, dataDir, database)) + '\n');
+  const dataDir = config?.dataDir ?? '(configuration error)';
+  const database = config === undefined ? '(configuration error)' : isPostgresUrl(config.databaseUrl) ? 'PostgreSQL' : config.databaseUrl;
+  // `latchkey customer --help` (or `latchkey customer`): that group's commands only.
+  const group = command ? [] : commandsOfGroup(commands, words);
+  const help = () => (command ? commandHelp(command, dataDir, database) : group.length > 0 ? groupHelp(words, group, dataDir, database) : generalHelp(commands, dataDir, database));
+  if (args.flags.help) {
+    process.stdout.write(help() + '\n');
     return 0;
   }
   if (!command) {
-    if (json) fail(json, 'usage', words ? `unknown command: ${words}` : 'no command given');
-    else process.stderr.write((words ? `latchkey: unknown command: ${words}\n\n` : '') + generalHelp(commands, config?.dataDir ?? '?', config?.databaseUrl ?? '?') + '\n');
+    if (json) fail(json, 'usage', words && group.length === 0 ? `unknown command: ${words}` : words ? `${words}: which command? (latchkey ${words} --help)` : 'no command given');
+    else process.stderr.write((words && group.length === 0 ? `latchkey: unknown command: ${words}\n\n` : '') + help() + '\n');
     return 2;
   }
   if (config === undefined) {
@@ -109,9 +111,11 @@ async function main(argv: string[]): Promise<number> {
   let app;
   try {
     // Loaded only for a command that runs: --help and --version stay light.
-    const { compose } = await import('../compose.ts');
+    const { compose } = await import('../compose/index.ts');
     app = await compose(config);
-    const result = await command.run(args, { app });
+    // Every change the command makes is the operator's, as the system names them; one id for the whole run.
+    const result = await runWithAuditContext({ actor: { type: 'cli', id: osUserName() }, ip: '', requestId: randomUUID(), correlationId: '' },
+      () => command.run(args, { app: app! }));
     if (!result.printed) process.stdout.write((json ? JSON.stringify(result.json) : result.text) + '\n');
     return result.exitCode ?? 0;
   } catch (error) {

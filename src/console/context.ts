@@ -1,4 +1,5 @@
 /** What every console route needs: its services, the URL root, and the request's session. */
+import type { AuditService } from '../audit/service.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CustomersService } from '../identity/customers/service.ts';
 import type { GroupsService } from '../identity/groups/service.ts';
@@ -7,17 +8,22 @@ import type { UsersService } from '../identity/users/service.ts';
 import type { ApplicationsService } from '../identity/applications/service.ts';
 import type { PoliciesService } from '../identity/policies/service.ts';
 import type { OauthClientsService } from '../identity/oauth-clients/service.ts';
+import type { WebhooksService } from '../webhooks/service.ts';
 import type { MagicLinksService } from '../identity/magic-links/service.ts';
+import type { SsoSessionsService } from '../identity/sso-sessions/service.ts';
+import type { PasskeysService } from '../identity/passkeys/service.ts';
 import type { SiteSettingsService } from '../site/settings/service.ts';
 import type { SiteApiKeysService } from '../site/api-keys/service.ts';
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { Sealer } from '../lib/seal.ts';
 import type { PageContext } from './layout.ts';
 import type { ConsoleOwnersService, Owner } from './owners/service.ts';
+import type { OwnerPasskeysService } from './owners/passkeys.ts';
 import type { ConsoleSession, ConsoleSessionsService } from './sessions/service.ts';
 
 export interface ConsoleServices {
+  /** The Audit log page reads it. */
+  audit: AuditService;
   customers: CustomersService;
   users: UsersService;
   groups: GroupsService;
@@ -25,7 +31,12 @@ export interface ConsoleServices {
   applications: ApplicationsService;
   policies: PoliciesService;
   oauthClients: OauthClientsService;
+  webhooks: WebhooksService;
   magicLinks: MagicLinksService;
+  /** End users' SSO sessions: the user's Sessions tab lists and revokes them. */
+  ssoSessions: SsoSessionsService;
+  /** Users' passkeys (the user's Factors tab lists and removes them) and the owner's. */
+  passkeys: PasskeysService;
   siteSettings: SiteSettingsService;
   siteApiKeys: SiteApiKeysService;
 }
@@ -33,12 +44,17 @@ export interface ConsoleServices {
 export interface ConsoleContext {
   services: ConsoleServices;
   owners: ConsoleOwnersService;
+  ownerPasskeys: OwnerPasskeysService;
   sessions: ConsoleSessionsService;
-  /** Read-only listings the services do not offer (user search, group members): console/queries.ts. */
-  db: Kysely<Database>;
   clock: Clock;
   /** `{public URL path}/console`. */
   root: string;
+  /** LATCHKEY_PUBLIC_URL: pages that name the customer's identity provider (its issuer) build on it. */
+  publicUrl: string;
+  /** Seals a value shown once on the page after a redirect (a flash cookie), under a key of its own. */
+  flashSealer?: Sealer;
+  /** Cookies are Secure (the public URL is https). */
+  secureCookies?: boolean;
 }
 
 declare module 'fastify' {

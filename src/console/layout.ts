@@ -1,7 +1,7 @@
 /** The page frame: skip link, header with the navigation and Sign out, one h1, the main region. */
 import { html, type Fragment, type Html } from './html.ts';
 
-export type Section = 'account' | 'users' | 'groups' | 'applications' | 'site' | 'oauth-clients';
+export type Section = 'account' | 'users' | 'groups' | 'applications' | 'site' | 'oauth-clients' | 'audit' | 'webhooks';
 
 export interface PageContext {
   /** `{public URL path}/console`: every link and form action starts with it. */
@@ -18,6 +18,8 @@ const NAV: [Section, string, string][] = [
   ['applications', 'Applications', '/applications'],
   ['site', 'Site', '/site'],
   ['oauth-clients', 'OAuth clients', '/oauth-clients'],
+  ['audit', 'Audit log', '/audit'],
+  ['webhooks', 'Webhooks', '/webhooks'],
 ];
 
 /** The hidden field every form carries. */

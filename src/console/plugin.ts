@@ -1,39 +1,44 @@
 /**
  * The admin console at {public URL}/console: server-rendered pages, a session cookie backed by the
  * console_sessions table, a CSRF token on every write (bound to the session), a strict CSP and
- * no-store on every page. Registered on the identity face through compose.ts.
+ * no-store on every page. Mounted on the identity face by compose/identity.ts, which builds the
+ * services, the owners' accounts and their sessions it is handed: the console builds nothing.
  */
 import { createHmac } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import { runWithAuditContext } from '../audit/context.ts';
 import type { SiteConfig } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
-import { logServerError } from '../http/app.ts';
-import { asServiceUnavailable, Conflict, Invalid, LatchkeyError, NotFound, RateLimited } from '../lib/errors.ts';
-import type { Sealer } from '../lib/seal.ts';
-import type { Database } from '../store/schema.ts';
+import { createSealer } from '../lib/seal.ts';
+import { installPartErrors } from '../identity/errors.ts';
 import { CSRF_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.ts';
 import { csrfUserInfo, pageContext, sendPage, type ConsoleContext, type ConsoleServices } from './context.ts';
 import { html } from './html.ts';
 import { plainPage } from './layout.ts';
-import { createConsoleOwnersService, type ConsoleOwnersService } from './owners/service.ts';
+import { firstSignInRoutes } from './first-sign-in/routes.ts';
+import type { ConsoleFirstSignInService } from './first-sign-in/service.ts';
+import type { ConsoleOwnersService } from './owners/service.ts';
+import type { OwnerPasskeysService } from './owners/passkeys.ts';
 import { accountRoutes } from './pages/account.ts';
+import { accountPasskeyRoutes } from './pages/account-passkeys.ts';
+import { signInPasskeyRoutes } from './pages/sign-in-passkey.ts';
+import { auditRoutes } from './pages/audit.ts';
 import { applicationRoutes } from './pages/applications.ts';
 import { groupRoutes } from './pages/groups.ts';
 import { oauthClientRoutes } from './pages/oauth-clients.ts';
+import { webhookRoutes } from './pages/webhooks.ts';
 import { signInRoutes } from './pages/sign-in.ts';
 import { siteRoutes } from './pages/site.ts';
 import { userRoutes } from './pages/users.ts';
-import { createConsoleSessionsService, type ConsoleSessionsService, type SessionTimes } from './sessions/service.ts';
+import type { ConsoleSessionsService } from './sessions/service.ts';
 import { CONSOLE_CSS } from './styles.ts';
+import { PAGE_HEADERS } from './headers.ts';
 
 export interface ConsolePluginOptions {
-  db: Kysely<Database>;
   clock: Clock;
-  sealer: Sealer;
   /** Derives the cookie-signing and CSRF keys, the same on every node. */
   masterKey: Buffer;
   /** LATCHKEY_PUBLIC_URL: its path prefixes every link; https makes the cookies Secure. */
@@ -41,26 +46,17 @@ export interface ConsolePluginOptions {
   services: ConsoleServices;
   /** The environment's content-site settings (the Site page applies the stored ones over them). */
   siteConfig?: SiteConfig;
-  sessionTimes?: Partial<SessionTimes>;
-  owners?: ConsoleOwnersService;
+  /** The owners' credentials (sign-in, password, authenticator app). */
+  owners: ConsoleOwnersService;
+  /** The owner's passkey sign-in. */
+  ownerPasskeys: OwnerPasskeysService;
+  sessions: ConsoleSessionsService;
+  /** The owner's one-time sign-in links (`/console/first-sign-in/<token>`). */
+  firstSignIn: ConsoleFirstSignInService;
 }
 
-const PAGE_HEADERS = {
-  'cache-control': 'no-store',
-  pragma: 'no-cache',
-  'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cross-origin-opener-policy': 'same-origin',
-};
 
 const derive = (masterKey: Buffer, label: string) => createHmac('sha256', masterKey).update(`latchkey-console:${label}`).digest();
-
-/** The owner's sessions and credentials, for the CLI (set-password ends every console session). */
-export function createConsoleAccounts(deps: { db: Kysely<Database>; clock: Clock; sealer: Sealer }): { owners: ConsoleOwnersService; sessions: ConsoleSessionsService } {
-  return { owners: createConsoleOwnersService(deps), sessions: createConsoleSessionsService(deps) };
-}
 
 export function consolePlugin(opts: ConsolePluginOptions) {
   // Its own context under /console: the plugins, hooks and handlers below stay inside it.
@@ -74,11 +70,14 @@ function consoleRoutes(opts: ConsolePluginOptions) {
     const url = new URL(opts.publicUrl);
     const ctx: ConsoleContext = {
       services: opts.services,
-      owners: opts.owners ?? createConsoleOwnersService(opts),
-      sessions: createConsoleSessionsService({ db: opts.db, clock: opts.clock, times: opts.sessionTimes }),
-      db: opts.db,
+      owners: opts.owners,
+      ownerPasskeys: opts.ownerPasskeys,
+      sessions: opts.sessions,
       clock: opts.clock,
       root: `${url.pathname.replace(/\/+$/, '')}/console`,
+      publicUrl: opts.publicUrl,
+      flashSealer: createSealer(derive(opts.masterKey, 'flash')),
+      secureCookies: url.protocol === 'https:',
     };
     const secure = url.protocol === 'https:';
 
@@ -116,7 +115,11 @@ function consoleRoutes(opts: ConsolePluginOptions) {
       app.csrfProtection(request, reply, done);
     });
 
-    app.setErrorHandler((error, request, reply) => renderError(ctx, error, request, reply));
+    // The console's row of the identity face's table (identity/errors.ts), in the console's page.
+    installPartErrors(app, 'console', (request, reply) => ({
+      page: (title, text) => plainPage(pageContext(ctx, request, reply), title,
+        html`<p role="alert">${text}</p><p><a href="${ctx.root}">Back to the console</a></p>`),
+    }));
     app.setNotFoundHandler((request, reply) => sendPage(reply, 404, plainPage(pageContext(ctx, request, reply), 'Page not found',
       html`<p>There is no console page at this address.</p><p><a href="${ctx.root}">Go to the console</a></p>`)));
 
@@ -126,6 +129,8 @@ function consoleRoutes(opts: ConsolePluginOptions) {
     });
 
     await app.register(signInRoutes(ctx, { secure }));
+    await app.register(signInPasskeyRoutes(ctx, { secure }));
+    await app.register(firstSignInRoutes(ctx, opts.firstSignIn, { secure }));
     await app.register(async (signedIn) => {
       // Pages need an active session: a reader without one goes to the sign-in form; a write is refused.
       signedIn.addHook('preHandler', async (request, reply) => {
@@ -137,37 +142,14 @@ function consoleRoutes(opts: ConsolePluginOptions) {
         return sendPage(reply, 403, plainPage(pageContext(ctx, request, reply), 'Signed out',
           html`<p role="alert">Your session has ended, so nothing was changed.</p><p><a href="${ctx.root}/sign-in">Sign in again</a></p>`));
       });
-      for (const routes of [accountRoutes, userRoutes, groupRoutes, applicationRoutes, oauthClientRoutes]) {
+      // Who acts, for the audit log: the signed-in owner. Wrapping done() runs the handler inside it.
+      signedIn.addHook('preHandler', (request, _reply, done) => {
+        runWithAuditContext({ actor: { type: 'console', id: request.consoleOwner!.email }, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
+      });
+      for (const routes of [accountRoutes, accountPasskeyRoutes, userRoutes, groupRoutes, applicationRoutes, oauthClientRoutes, auditRoutes, webhookRoutes]) {
         await signedIn.register(routes(ctx));
       }
       await signedIn.register(siteRoutes(ctx, opts.siteConfig));
     });
   };
-}
-
-function renderError(ctx: ConsoleContext, error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const code = (error as { code?: string }).code;
-  const page = (status: number, title: string, text: string) => sendPage(reply, status, plainPage(pageContext(ctx, request, reply), title,
-    html`<p role="alert">${text}</p><p><a href="${ctx.root}">Back to the console</a></p>`));
-  if (code === 'FST_CSRF_MISSING_SECRET' || code === 'FST_CSRF_INVALID_TOKEN') {
-    return page(403, 'Form refused', 'This form was not accepted: it has expired or did not come from this console. Go back, reload the page and try again.');
-  }
-  // The database (or Redis) is down: refused, never served unchecked; the page says when to retry.
-  const unavailable = asServiceUnavailable(error);
-  if (unavailable) {
-    logServerError(request.log, error);
-    reply.header('retry-after', String(unavailable.retryAfterSeconds));
-    return page(503, 'Temporarily unavailable', `The console cannot reach the data it needs right now. Try again in ${unavailable.retryAfterSeconds} seconds.`);
-  }
-  if (error instanceof RateLimited) {
-    reply.header('retry-after', String(error.retryAfterSeconds));
-    return page(429, 'Too many attempts', `Try again in ${error.retryAfterSeconds} seconds.`);
-  }
-  if (error instanceof NotFound) return page(404, 'Not found', `The ${error.entity} was not found; it may have been deleted.`);
-  if (error instanceof Invalid || error instanceof Conflict) return page(error instanceof Invalid ? 400 : 409, 'Not saved', error.message);
-  if (error instanceof LatchkeyError) return page(400, 'Not saved', error.message);
-  const status = (error as { statusCode?: number }).statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) return page(status, 'Bad request', 'The request was not understood.');
-  logServerError(request.log, error);
-  return page(500, 'Something went wrong', 'The console could not finish this request. Nothing secret was logged; the request id is in the logs.');
 }

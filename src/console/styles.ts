@@ -49,4 +49,19 @@ code.secret, .secret { font-family: ui-monospace, Menlo, Consolas, monospace; ba
 .signin { max-width: 26rem; margin: 4rem auto; padding: 2rem; border: 1px solid var(--line); border-radius: 8px; }
 .qr svg { width: 220px; height: 220px; }
 .pager { display: flex; gap: 1rem; }
+.field-error { color: var(--bad); font-weight: 600; margin: .25rem 0 0; }
+input[aria-invalid="true"], textarea[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--bad); border-width: 2px; }
+.required { color: var(--bad); margin-left: .2rem; }
+fieldset { border: 1px solid var(--line); border-radius: 4px; margin: .75rem 0; max-width: 40rem; }
+.suggestions { list-style: none; padding: 0; margin: .25rem 0; max-width: 28rem; }
+.suggestions button { width: 100%; text-align: left; background: #fff; color: var(--fg); border-color: var(--line); font-weight: 400; }
+.pager ul { display: flex; flex-wrap: wrap; gap: .75rem; list-style: none; margin: 0; padding: 0; }
+.pager a[aria-current="page"] { font-weight: 700; color: var(--fg); text-decoration: none; }
+form[role="search"] input[type=search] { min-width: 18rem; }
+.req { color: var(--bad); }
+.field.invalid input, .field.invalid textarea, .field.invalid select { border: 2px solid var(--bad); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+nav.tabs ul { display: flex; flex-wrap: wrap; gap: .25rem; list-style: none; margin: 0 0 1rem; padding: 0; border-bottom: 1px solid var(--line); }
+nav.tabs a { display: inline-block; padding: .4rem .8rem; text-decoration: none; border: 1px solid transparent; border-bottom: none; border-radius: 4px 4px 0 0; }
+nav.tabs a[aria-current="page"] { border-color: var(--line); background: #fff; color: var(--fg); font-weight: 600; margin-bottom: -1px; }
 `;

@@ -13,11 +13,13 @@ import { installInputChecks } from './input-checks.ts';
 
 export { checkBody, isMalformedMultipart, MAX_BODY_DEPTH, type BadInput } from './input-checks.ts';
 
-/** A face's error body: JSON, or plain text where the spec shows text. */
+/** A face's error body: JSON, or plain text where the spec shows text, or a page (`type` says so). */
 export interface WireError {
   status: number;
   body: string | Record<string, unknown>;
   headers?: Record<string, string>;
+  /** The Content-Type, when it is neither JSON nor plain text (an HTML page). */
+  type?: string;
 }
 
 /** Renders an error in a face's own shape (identity/errors.ts, site/errors.ts). */
@@ -65,14 +67,16 @@ const REDACTED = [
 
 /**
  * Path segments that are credentials: a magic link's token (/magic/<token>; /magic/code is the
- * code form's own route) and an OpenID provider interaction's uid (/customers/<key>/interaction/<uid>,
- * /customers/<key>/auth/<uid>). Case-insensitive: a mistyped path is a 404 whose URL still holds the token.
+ * code form's own route), the console owner's one-time sign-in token (/console/first-sign-in/<token>),
+ * a password reset link's token (/customers/<key>/reset/<token>)
+ * and an OpenID provider interaction's uid (/customers/<key>/interaction/<uid>, /customers/<key>/auth/<uid>).
+ * Case-insensitive: a mistyped path is a 404 whose URL still holds the token.
  */
-const SECRET_SEGMENT = /(\/magic\/)(?!code(?:[/?#]|$))[^/?#]+|(\/customers\/[^/?#]+\/(?:interaction|auth)\/)[^/?#]+/gi;
+const SECRET_SEGMENT = /(\/magic\/(?!code(?:[/?#]|$))|\/first-sign-in\/|\/customers\/[^/?#]+\/reset\/)[^/?#]+|(\/customers\/[^/?#]+\/(?:interaction|auth)\/)[^/?#]+/gi;
 
 /** The URL as logs may show it: secret path segments replaced by [token] / [uid]. */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_SEGMENT, (_match, magic: string | undefined, oidc: string | undefined) => (magic ? `${magic}[token]` : `${oidc}[uid]`));
+  return url.replace(SECRET_SEGMENT, (_match, token: string | undefined, oidc: string | undefined) => (token ? `${token}[token]` : `${oidc}[uid]`));
 }
 
 /**
@@ -178,10 +182,10 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
   return app;
 }
 
-/** Sends a face's error body: a string as text/plain (as the spec shows for some routes), else JSON. */
+/** Sends a face's error body: a string as text/plain (as the spec shows for some routes) unless `type` says otherwise, else JSON. */
 export function sendWire(reply: FastifyReply, wire: WireError): FastifyReply {
   if (wire.headers) reply.headers(wire.headers);
-  reply.code(wire.status).type(typeof wire.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8');
+  reply.code(wire.status).type(wire.type ?? (typeof wire.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8'));
   return reply.send(wire.body);
 }
 

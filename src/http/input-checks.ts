@@ -28,9 +28,15 @@ export interface BadInput {
  * characters or lone surrogates are refused, and so is nesting deeper than MAX_BODY_DEPTH.
  * @returns the first problem found, or undefined.
  */
-export function checkBody(value: unknown): BadInput | undefined {
-  return walk(value, '', 0);
+export function checkBody(value: unknown, multilineFields: readonly string[] = []): BadInput | undefined {
+  return walk(value, '', 0, multilineFields);
 }
+
+/**
+ * Text of several lines (a PEM certificate, an XML document) in a top-level field a route names: line
+ * breaks and tabs allowed there, every other control character still refused.
+ */
+const badMultilineText = (text: string) => badText(text.replace(/[\t\n\r]/g, ''));
 
 function badText(text: string): string | undefined {
   if (CONTROL.test(text)) return 'must not contain control characters';
@@ -38,7 +44,7 @@ function badText(text: string): string | undefined {
   return undefined;
 }
 
-function walk(value: unknown, path: string, depth: number): BadInput | undefined {
+function walk(value: unknown, path: string, depth: number, multilineFields: readonly string[] = []): BadInput | undefined {
   if (typeof value === 'string') {
     const rule = badText(value);
     return rule ? { path: path || 'body', rule } : undefined;
@@ -59,6 +65,11 @@ function walk(value: unknown, path: string, depth: number): BadInput | undefined
     const keyRule = badText(key);
     if (keyRule) return { path: childPath, rule: keyRule };
     if (child === null) { delete record[key]; continue; }
+    if (typeof child === 'string' && multilineFields.includes(key)) {
+      const rule = badMultilineText(child);
+      if (rule) return { path: childPath, rule };
+      continue;
+    }
     const bad = walk(child, childPath, depth + 1);
     if (bad) return bad;
   }

@@ -1,4 +1,5 @@
 /** JSON schemas shared by admin routes: the customer key and batch paging. */
+import { TRIMMED_LINE } from '../lib/text-rules.ts';
 
 /** The spec's samples send customerKey both as a number and as a quoted number. */
 export const customerKeySchema = {
@@ -11,7 +12,7 @@ export const batchProperties = (maxBatchSize: number) => ({
 }) as const;
 
 /** A trimmed, non-empty single-line string. */
-export const nameString = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '^\\S(.*\\S)?$' }) as const;
+export const nameString = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: TRIMMED_LINE }) as const;
 
 export const emailString = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' } as const;
 

@@ -3,6 +3,8 @@
  * checks the body's customerKey against the header, normalises nulls, and mounts each area.
  */
 import type { FastifyInstance } from 'fastify';
+import { runWithAuditContext } from '../audit/context.ts';
+import type { AuditActor } from '../audit/types.ts';
 import { checkBody } from '../http/app.ts';
 import { Invalid, Unauthenticated } from '../lib/errors.ts';
 import type { AdminAuthenticator } from './admin-auth.ts';
@@ -17,6 +19,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The customer whose signature authenticated this admin request. */
     customer: Customer;
+    /** Who acts for it: the signature's customer key, or the OAuth client of a bearer token (the audit log's actor). */
+    adminActor: AuditActor;
+  }
+  interface FastifyContextConfig {
+    /** Top-level body fields whose text may span lines (line breaks and tabs; no other control character). */
+    multilineFields?: readonly string[];
   }
 }
 
@@ -30,7 +38,7 @@ export interface AdminApiOptions {
    * `Authorization: Bearer <access_token>` (POST /oauth/token), accepted instead of the signature
    * only on routes whose config names a `bearerScope` (the magic-link routes).
    */
-  bearer?: { authenticate(authorization: string, scope: string): Promise<Customer> };
+  bearer?: { authenticate(authorization: string, scope: string): Promise<{ customer: Customer; clientId: string }> };
 }
 
 const BEARER = /^\s*bearer\s/i;
@@ -54,14 +62,19 @@ const clip = (path: string) => (path.length > 64 ? `${path.slice(0, 64)}…` : p
 export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Promise<void> {
   installAdminErrors(app);
   app.decorateRequest('customer', null as unknown as Customer);
+  app.decorateRequest('adminActor', null as unknown as AuditActor);
 
   // Callback style, as every per-request hook here: an async hook costs Fastify a promise chain.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.bearerScope;
     const authorization = request.headers.authorization;
     const viaBearer = scope !== undefined && opts.bearer !== undefined && typeof authorization === 'string' && BEARER.test(authorization);
-    (viaBearer ? opts.bearer!.authenticate(authorization, scope) : opts.authenticator.authenticate(request.headers)).then((customer) => {
+    const authenticated = viaBearer
+      ? opts.bearer!.authenticate(authorization, scope).then(({ customer, clientId }) => ({ customer, actor: { type: 'oauth-client', id: clientId } as const }))
+      : opts.authenticator.authenticate(request.headers).then((customer) => ({ customer, actor: { type: 'api', id: customer.customerKey } as const }));
+    authenticated.then(({ customer, actor }) => {
       request.customer = customer;
+      request.adminActor = actor;
       done();
     }, done);
   });
@@ -73,13 +86,20 @@ export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Pro
   app.addHook('preValidation', (request, _reply, done) => {
     const body = request.body;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return done();
-    const bad = checkBody(body);
+    const bad = checkBody(body, request.routeOptions.config?.multilineFields);
     if (bad) return done(new Invalid(clip(bad.path), bad.rule));
     // A body naming another customer than the signed header is refused like a wrong signature.
     if (!sameCustomer((body as { customerKey?: unknown }).customerKey, request.customer.customerKey)) {
       return done(new Unauthenticated('customer_mismatch', 'admin'));
     }
     done();
+  });
+
+  // The handler and everything it awaits run inside this request's audit context: the last hook calls
+  // the handler synchronously from done(), so AsyncLocalStorage.run around done() covers it (the body
+  // is parsed by then, so no parser callback escapes the context).
+  app.addHook('preHandler', (request, _reply, done) => {
+    runWithAuditContext({ actor: request.adminActor, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
   });
 
   await app.register(userRoutes, { users: opts.users });

@@ -56,7 +56,7 @@ export function createAdminAuthenticator(deps: {
       const apiKeyHeader = headers['api-key'];
       if (apiKeyHeader !== undefined && !(typeof apiKeyHeader === 'string' && safeEqual(apiKeyHeader.trim(), customer.apiKey))) throw denied();
 
-      if (deps.replayGuard && !(await deps.replayGuard.admit(authorization, timestampMs))) throw denied();
+      if (deps.replayGuard && !(await deps.replayGuard.admit(customer.customer.id, authorization, timestampMs))) throw denied();
       return customer.customer;
     },
   };

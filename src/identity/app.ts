@@ -2,12 +2,14 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { runWithAuditContext } from '../audit/context.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
 import type { MetricsRegistry } from '../http/metrics.ts';
-import { adminErrorResponses, withErrorResponses } from '../http/openapi-errors.ts';
+import { withErrorResponses } from '../http/openapi-errors.ts';
 import { adminApi, type AdminApiOptions } from './admin-api.ts';
 import { installAdminErrors, toWire } from './errors.ts';
+import { adminErrorResponses } from './openapi-errors.ts';
 
 export interface IdentityAppOptions extends AdminApiOptions {
   logLevel: string;
@@ -23,6 +25,24 @@ export interface IdentityAppOptions extends AdminApiOptions {
   /** Installs the per-address rate limits (http/rate-limit.ts) before any route. */
   rateLimits?: (app: FastifyInstance) => Promise<void>;
 }
+
+/**
+ * The one inline style Swagger UI writes: the `<style>` of the Swagger logo in its standalone layout's top
+ * bar (`.logo_small_svg__cls-2{fill:#fff}…`), allowed by hash. A new Swagger UI with other inline styles
+ * shows as a refusal in test/security/browser-storage.test.ts.
+ */
+const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+
+/**
+ * The API docs page's headers (SECURITY.md, V3.4.3 to V3.4.6): Swagger UI's scripts, styles and the
+ * document come from this origin only (no inline script; one hashed inline style), and it is never framed.
+ */
+export const API_DOCS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self' ${SWAGGER_LOGO_STYLE}; img-src 'self' data:; `
+    + "font-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+});
 
 export async function buildIdentityApp(opts: IdentityAppOptions): Promise<FastifyInstance> {
   const app = createHttpApp({
@@ -60,7 +80,7 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
       security: [{ customerKey: [], timestamp: [], signature: [] }],
     },
     // /moas/api is the hosted service's path, served for existing clients: documented once, under /api.
-    // Every /api operation lists the error responses of its style (http/openapi-errors.ts).
+    // Every /api operation lists the error responses of its style (openapi-errors.ts).
     transform: ({ schema, url, route }) => {
       if (url.startsWith('/moas/')) return { schema: { ...schema, hide: true }, url };
       if (!url.startsWith('/api/')) return { schema, url };
@@ -68,8 +88,19 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
       return { schema: withErrorResponses(schema, adminErrorResponses(route.config?.adminErrors ?? 'standard', method)), url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // In a scope of its own, so the headers reach every response of the docs (page, assets, JSON) and nothing else.
+  await app.register(async (docs) => {
+    docs.addHook('onSend', async (_request, reply) => { reply.headers(API_DOCS_HEADERS); });
+    await docs.register(swaggerUi, { routePrefix: '/api/docs' });
+  });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Every request's work runs in its own audit context: the hosted pages (sign-in, landing, account,
+  // reset) start as the system and name the user once known (setAuditActor); the admin API and the
+  // console set their own actor in a hook of theirs, which runs inside this one.
+  app.addHook('preHandler', (request, _reply, done) => {
+    runWithAuditContext({ actor: { type: 'system', id: '' }, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
+  });
 
   await app.register(healthRoutes, { ping: opts.ping });
   const { authenticator, users, groups, areas, bearer } = opts;

@@ -4,7 +4,8 @@
  * timestamp window. Real clients send two calls in the same millisecond, hence the grace.
  * The seen-set must be shared by every node (a triple replayed on another node is a replay too): in
  * the database by default (createDatabaseReplayGuard), in Redis when LATCHKEY_REDIS_URL is set
- * (createRedisReplayGuard). createReplayGuard keeps it in one process's memory (tests, tools).
+ * (createRedisReplayGuard). createReplayGuard keeps it in one process's memory (the SQLite store, one
+ * node), where its size is bounded, and each customer's share of it too.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
@@ -14,23 +15,31 @@ import type { Database } from '../store/schema.ts';
 export interface ReplayGuard {
   /**
    * Records a verified digest (call it only after the signature checked out).
+   * @param customerId the customer whose API key signed it (a triple is only ever its customer's).
    * @returns false when `digest` was first seen more than the grace ago (on any node sharing the
-   * guard), or when a memory guard is full of live entries (it fails closed rather than grow).
+   * guard), or when the customer holds its whole share of a memory guard (it fails closed for that
+   * customer rather than grow or forget a live triple).
    * @throws when the shared store cannot be reached: the request fails, it is never admitted unchecked.
    */
-  admit(digest: string, timestampMs: number): boolean | Promise<boolean>;
+  admit(customerId: number, digest: string, timestampMs: number): boolean | Promise<boolean>;
 }
 
 export interface MemoryReplayGuard extends ReplayGuard {
-  admit(digest: string, timestampMs: number): boolean;
+  admit(customerId: number, digest: string, timestampMs: number): boolean;
   /** Drops the entries whose timestamps have left the window (admit does so too, at most every 5 s). */
   sweep(): void;
-  size(): number;
+  /** Live entries: all of them, or one customer's. */
+  size(customerId?: number): number;
 }
 
-/** A guard whose expired rows are deleted by a periodic job (run once per cluster, see compose.ts). */
+/**
+ * A guard whose expired rows are deleted by a periodic job (run once per cluster, see compose/index.ts).
+ * It has no entry limit, so no customer's flood refuses another's requests: its rows or keys grow
+ * with the signed rate (rate x window) and the database or Redis is sized for them. It keys
+ * triples by digest alone, as a digest already names its customer.
+ */
 export interface SharedReplayGuard extends ReplayGuard {
-  admit(digest: string, timestampMs: number): Promise<boolean>;
+  admit(customerId: number, digest: string, timestampMs: number): Promise<boolean>;
   /** Deletes the triples whose timestamps have left the window; returns how many (Redis expires its own: 0). */
   purgeExpired(): Promise<number>;
 }
@@ -75,7 +84,7 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
   }
 
   return {
-    async admit(digest, timestampMs) {
+    async admit(_customerId, digest, timestampMs) {
       const prefix = prefixOf(digest);
       const expiresAt = timestampMs + opts.windowMs;
       if (!pending) {
@@ -120,7 +129,7 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
 export function createRedisReplayGuard(opts: GuardOptions & { redis: Redis; prefix?: string }): SharedReplayGuard {
   const prefix = opts.prefix ?? 'latchkey:replay:';
   return {
-    async admit(digest, timestampMs) {
+    async admit(_customerId, digest, timestampMs) {
       const now = opts.clock.now();
       const ttl = Math.max(1, timestampMs + opts.windowMs - now);
       const previous = await opts.redis.call('SET', prefix + prefixOf(digest), String(now), 'NX', 'GET', 'PX', String(ttl)) as string | null;
@@ -131,6 +140,15 @@ export function createRedisReplayGuard(opts: GuardOptions & { redis: Redis; pref
 }
 
 export const DEFAULT_REPLAY_MAX_ENTRIES = 500_000;
+/**
+ * A customer may add a triple while it holds fewer than REPLAY_SHARE_FACTOR times the entries still
+ * free (the "dynamic threshold" of shared switch buffers, Choudhury and Hahne 1998). Alone, a
+ * customer fills 4/5 of the guard and is then refused, leaving 1/5 to everyone else; k customers
+ * flooding at once end up holding 4/(1 + 4k) of it each, with 1/(1 + 4k) still free. A flood thus
+ * refuses the flooder: the others are refused only when they too hold 4 times what is free. No live
+ * entry is ever dropped to make room; a share frees up as its triples' timestamps leave the window.
+ */
+export const REPLAY_SHARE_FACTOR = 4;
 /** How often expired entries are swept; a full guard sweeps no more often either. */
 const SWEEP_INTERVAL_MS = 5_000;
 /**
@@ -141,42 +159,93 @@ const SWEEP_INTERVAL_MS = 5_000;
  */
 const keyOf = (digest: string): string => Buffer.from(digest.slice(0, 32), 'hex').toString('latin1');
 
-export function createReplayGuard(opts: GuardOptions & { maxEntries?: number }): MemoryReplayGuard {
-  // Every triple of the window, by key: the second (counted from `epoch`) in which its timestamp
-  // leaves the window; it is forgotten from the next second on (up to a second late, never early).
-  // A small integer is stored in the map itself; an object or a millisecond time (a boxed double)
-  // per entry doubled the memory of a busy window.
-  const epoch = opts.clock.now();
-  const forgetAfter = new Map<string, number>();
-  // The triples first seen within the grace, with that time: the only ones a repeat may still use.
-  const recent = new Map<string, number>();
-  const maxEntries = opts.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES;
-  let nextSweepAt = 0;
+/** One customer's triples: its share of the guard is the size of `live`. */
+interface Holder {
+  /**
+   * Every triple of the window, by key: the second (counted from `epoch`) in which its timestamp
+   * leaves the window; it is forgotten from the next second on (up to a second late, never early).
+   * A small integer is stored in the map itself; an object or a millisecond time (a boxed double)
+   * per entry doubled the memory of a busy window.
+   */
+  live: Map<string, number>;
+  /** The triples first seen within the grace, with that time: the only ones a repeat may still use. */
+  recent: Map<string, number>;
+  /** When onShareFull was last told about this customer. */
+  reportedAt: number;
+}
 
-  // Throttled even when full: sweeping a full map on every request would let a flood buy a
+/** How often onShareFull hears of one customer while it stays refused. */
+const SHARE_FULL_REPORT_INTERVAL_MS = 60_000;
+
+/**
+ * The seen-set in one process's memory, at most `maxEntries` live triples, kept per customer. A
+ * customer over its share (see REPLAY_SHARE_FACTOR) is refused, like a full guard: its own new
+ * triples fail, nobody else's, and no live entry is ever dropped to make room (that would let its
+ * triple be replayed).
+ */
+export function createReplayGuard(opts: GuardOptions & {
+  maxEntries?: number;
+  /**
+   * Told when a customer's new triple is refused because it holds its whole share (at most once a
+   * minute per customer): the client sees only the usual 401, the operator should see why.
+   */
+  onShareFull?: (customerId: number, held: number, total: number) => void;
+}): MemoryReplayGuard {
+  const epoch = opts.clock.now();
+  const holders = new Map<number, Holder>();
+  const maxEntries = opts.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES;
+  let total = 0;
+  let nextSweepAt = 0;
+  let fullReportedAt = -Infinity;
+
+  // Throttled even when a share is full: sweeping on every refused request would let a flood buy a
   // linear scan per request.
   const sweep = (now: number) => {
     const second = Math.floor((now - epoch) / 1000);
-    for (const [key, last] of forgetAfter) if (last < second) forgetAfter.delete(key);
-    for (const [key, at] of recent) if (now - at > opts.graceMs) recent.delete(key);
+    for (const [customerId, holder] of holders) {
+      for (const [key, last] of holder.live) if (last < second) holder.live.delete(key);
+      for (const [key, at] of holder.recent) if (now - at > opts.graceMs) holder.recent.delete(key);
+      if (holder.live.size === 0 && holder.recent.size === 0) holders.delete(customerId);
+    }
+    total = 0;
+    for (const holder of holders.values()) total += holder.live.size;
     nextSweepAt = now + SWEEP_INTERVAL_MS;
   };
 
   return {
-    admit(digest, timestampMs) {
+    admit(customerId, digest, timestampMs) {
       const now = opts.clock.now();
       if (now >= nextSweepAt) sweep(now);
       const key = keyOf(digest);
-      const firstAt = recent.get(key);
-      if (firstAt !== undefined) return now - firstAt <= opts.graceMs;
-      if (forgetAfter.has(key)) return false;
-      if (forgetAfter.size >= maxEntries) return false;
+      let holder = holders.get(customerId);
+      if (holder) {
+        const firstAt = holder.recent.get(key);
+        if (firstAt !== undefined) return now - firstAt <= opts.graceMs;
+        if (holder.live.has(key)) return false;
+      }
+      // Over its share (or the guard full, when free is 0): refused, whoever else holds what.
+      const held = holder?.live.size ?? 0;
+      if (held >= REPLAY_SHARE_FACTOR * (maxEntries - total)) {
+        // A customer holding nothing is refused only when the guard is full: reported once a minute for all such.
+        const reportedAt = holder ? holder.reportedAt : fullReportedAt;
+        if (opts.onShareFull && now - reportedAt >= SHARE_FULL_REPORT_INTERVAL_MS) {
+          if (holder) holder.reportedAt = now;
+          else fullReportedAt = now;
+          opts.onShareFull(customerId, held, total);
+        }
+        return false;
+      }
+      if (!holder) {
+        holder = { live: new Map(), recent: new Map(), reportedAt: -Infinity };
+        holders.set(customerId, holder);
+      }
       // Past it the timestamp is outside the window, so the signature check refuses it anyway.
-      forgetAfter.set(key, Math.floor((timestampMs + opts.windowMs - epoch) / 1000));
-      recent.set(key, now);
+      holder.live.set(key, Math.floor((timestampMs + opts.windowMs - epoch) / 1000));
+      holder.recent.set(key, now);
+      total++;
       return true;
     },
     sweep: () => sweep(opts.clock.now()),
-    size: () => forgetAfter.size,
+    size: (customerId) => (customerId === undefined ? total : holders.get(customerId)?.live.size ?? 0),
   };
 }

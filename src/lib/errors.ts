@@ -136,7 +136,8 @@ const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when tryi
 // to connection close"), a queued command flushed on a failed reconnect (MaxRetriesPerRequestError
 // "Reached the max retries per request limit …"), and the offline queue off. Its socket errors carry
 // the codes above (ECONNREFUSED, "connect ETIMEDOUT" with code ETIMEDOUT).
-const REDIS_UNAVAILABLE_MESSAGES = /^(Command timed out|Connection is closed\.|Command aborted due to connection close|Reached the max retries per request limit|Stream isn't writeable and enableOfflineQueue options is false)/;
+// OOM: Redis at its maxmemory with noeviction refuses every write, the replay guard's too: it cannot check, so 503.
+const REDIS_UNAVAILABLE_MESSAGES = /^(OOM command not allowed|Command timed out|Connection is closed\.|Command aborted due to connection close|Reached the max retries per request limit|Stream isn't writeable and enableOfflineQueue options is false)/;
 
 /**
  * `error` as ServiceUnavailable when it says the database or Redis could not be reached (or did not

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import type { Sealer } from '../lib/seal.ts';
+import { claimDueRows, type ClaimOptions } from '../outbox/claim.ts';
 import type { Dialect, Executor } from '../store/db.ts';
 import { checkRecipient } from './addresses.ts';
 import { renderMail, type MailTemplates, type TemplateName } from './templates.ts';
@@ -76,48 +77,19 @@ export interface ClaimedMail {
   createdAt: number;
 }
 
-export interface ClaimOptions {
-  workerId: string;
-  now: number;
-  /** How long the claim holds; after it another worker may take the row (its worker crashed). */
-  leaseMs: number;
-  limit: number;
-}
-
-/**
- * Claims up to `limit` due rows for `workerId` in one statement. On PostgreSQL the inner SELECT
- * locks with SKIP LOCKED, so concurrent claimers take disjoint rows without waiting on each other;
- * SQLite runs a writing statement under its single write lock, which serialises claimers.
- */
-export async function claimDueMails(db: Executor, dialect: Dialect, { workerId, now, leaseMs, limit }: ClaimOptions): Promise<ClaimedMail[]> {
-  const rows = await db.updateTable('mail_outbox')
-    .set({ claimed_by: workerId, claimed_until: now + leaseMs })
-    .where('id', 'in', (eb) => {
-      const due = eb.selectFrom('mail_outbox').select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', now)]))
-        .orderBy('id')
-        .limit(limit);
-      return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-    })
-    // Re-checked on the row itself: on PostgreSQL a row claimed meanwhile by another statement is left alone.
-    .where('status', '=', 'pending')
-    .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', now)]))
-    .returning(['id', 'customer_id', 'template', 'to_address', 'sealed_data', 'message_id', 'attempts', 'created_at'])
-    .execute();
-  return rows
-    .map((r) => ({
-      id: Number(r.id),
-      customerId: Number(r.customer_id),
-      template: r.template,
-      to: r.to_address,
-      sealedData: r.sealed_data,
-      messageId: r.message_id,
-      attempts: Number(r.attempts),
-      createdAt: Number(r.created_at),
-    }))
-    .sort((a, b) => a.id - b.id);
+/** Claims up to `limit` due mails for `workerId` (src/outbox/claim.ts: one node per row, leases). */
+export async function claimDueMails(db: Executor, dialect: Dialect, options: ClaimOptions): Promise<ClaimedMail[]> {
+  const rows = await claimDueRows(db, dialect, 'mail_outbox', options);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    customerId: Number(r.customer_id),
+    template: r.template,
+    to: r.to_address,
+    sealedData: r.sealed_data,
+    messageId: r.message_id,
+    attempts: Number(r.attempts),
+    createdAt: Number(r.created_at),
+  }));
 }
 
 /** Marks a mail sent and drops its sealed parameters. Not tied to the claim: it was sent, whoever holds the row now. */

@@ -1,13 +1,13 @@
 /**
- * Drains the outbox: claims due rows (a lease, so every node may run a worker and a crashed one's
- * rows come back), renders each from its unsealed parameters, sends it with its fixed Message-ID,
- * and marks it sent (dropping the parameters) or schedules a retry. Never logs a link or sealed data.
+ * Drains the mail outbox on the shared outbox loop (src/outbox/: leased claims, so every node may
+ * run a worker and a crashed one's rows come back): renders each mail from its unsealed parameters,
+ * sends it with its fixed Message-ID, and marks it sent (dropping the parameters) or schedules a
+ * retry. Never logs a link or sealed data.
  */
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.ts';
 import type { Sealer } from '../lib/seal.ts';
+import { createOutboxWorker, describeError, type OutboxWorker } from '../outbox/worker.ts';
 import type { Dialect } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import { parseSender, type MailAddress } from './addresses.ts';
@@ -46,60 +46,29 @@ export interface MailWorkerOptions {
   logger?: MailLogger;
 }
 
-export interface MailWorker {
-  /** Runs a batch now, then keeps polling (timer unref'd); a second start is a no-op. */
-  start(): void;
-  /** Stops polling and waits for the batch in progress. */
-  stop(): Promise<void>;
-  /** One batch; resolves with the number of mails sent (0 when a batch is already running here). */
-  runOnce(): Promise<number>;
-  /**
-   * Asks for a batch soon (after a commit that enqueued a mail): within kickDelayMs, shared with the
-   * kicks that follow in that time (later kicks never postpone it). A no-op until started.
-   */
-  kick(): void;
-  readonly workerId: string;
-}
+/** The outbox loop (src/outbox/worker.ts) over the mail outbox. */
+export type MailWorker = OutboxWorker;
 
 /** @throws Invalid when `from` is not one address. */
 export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const { db, dialect, sealer, clock, transport, logger } = options;
   const from = parseSender(options.from);
-  const workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const batchSize = options.batchSize ?? 50;
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
-  const kickDelayMs = options.kickDelayMs ?? 50;
   const leaseMs = options.leaseMs ?? 5 * 60_000;
-
-  let running: Promise<number> | undefined;
-  let started = false;
-  let timer: NodeJS.Timeout | undefined;
-  /** When the timer fires (performance.now() time). */
-  let timerDue = 0;
-  /** The last batch was full: more may be waiting at once. */
-  let fullBatch = false;
-  /** Mails were committed (kick, or runOnce refused) while a batch ran. */
-  let kicked = false;
-
-  async function runOnce(): Promise<number> {
-    if (running) {
-      kicked = true;
-      return 0;
-    }
-    running = runBatch().finally(() => { running = undefined; });
-    return running;
-  }
-
-  async function runBatch(): Promise<number> {
-    const claimed = await claimDueMails(db, dialect, { workerId, now: clock.now(), leaseMs, limit: batchSize });
-    if (claimed.length === 0) return 0;
-    const results = await Promise.all(claimed.map((mail) => deliver(mail, from)));
-    const sent = claimed.filter((_, i) => results[i]);
-    await markSent(sent);
-    // A full batch means more may be waiting.
-    if (claimed.length === batchSize) fullBatch = true;
-    return sent.length;
-  }
+  const worker = createOutboxWorker<ClaimedMail>({
+    workerId: options.workerId,
+    batchSize: options.batchSize,
+    pollIntervalMs: options.pollIntervalMs,
+    kickDelayMs: options.kickDelayMs,
+    claim: (limit, workerId) => claimDueMails(db, dialect, { workerId, now: clock.now(), leaseMs, limit }),
+    async process(claimed) {
+      const results = await Promise.all(claimed.map((mail) => deliver(mail, from)));
+      const sent = claimed.filter((_, i) => results[i]);
+      await markSent(sent);
+      return sent.length;
+    },
+    onBatchError: (error) => logger?.error({ err: describeError(error) }, 'mail batch failed'),
+  });
+  const { workerId } = worker;
 
   /**
    * One transaction for the batch's sent mails, not one commit each (a commit is the dearest part
@@ -115,7 +84,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       });
     } catch (error) {
       // Sent but not marked: the lease runs out and the mails go again, with the same Message-IDs.
-      logger?.error({ mailIds: mails.map((m) => m.id), err: describe(error) }, 'mails sent but not marked sent');
+      logger?.error({ mailIds: mails.map((m) => m.id), err: describeError(error) }, 'mails sent but not marked sent');
     }
   }
 
@@ -135,7 +104,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     try {
       await transport.send({ from: sender, to: mail.to, messageId: mail.messageId, ...rendered });
     } catch (error) {
-      await recordFailure(mail, redact(describe(error), secrets), false);
+      await recordFailure(mail, redact(describeError(error), secrets), false);
       return false;
     }
     return true;
@@ -149,63 +118,11 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       else logger?.warn(fields, 'mail not sent; will retry');
     } catch (error) {
       // The lease runs out and the mail is claimed again.
-      logger?.error({ mailId: mail.id, err: describe(error) }, 'mail failure not recorded');
+      logger?.error({ mailId: mail.id, err: describeError(error) }, 'mail failure not recorded');
     }
   }
 
-  function schedule(delayMs: number): void {
-    if (!started) return;
-    if (timer) clearTimeout(timer);
-    timerDue = performance.now() + delayMs;
-    timer = setTimeout(() => { void tick(); }, delayMs);
-    // The server's sockets keep the process alive, not the mail worker.
-    timer.unref();
-  }
-
-  async function tick(): Promise<void> {
-    timer = undefined;
-    try {
-      // A batch started by runOnce() or kick() meanwhile: let it finish, then run ours.
-      if (running) await running.catch(() => {});
-      await runOnce();
-    } catch (error) {
-      logger?.error({ err: describe(error) }, 'mail batch failed');
-    }
-    const next = fullBatch ? 0 : kicked ? kickDelayMs : pollIntervalMs;
-    fullBatch = false;
-    kicked = false;
-    schedule(next);
-  }
-
-  return {
-    workerId,
-    start() {
-      if (started) return;
-      started = true;
-      schedule(0);
-    },
-    async stop() {
-      started = false;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await running?.catch(() => {});
-    },
-    runOnce,
-    kick() {
-      if (!started) return;
-      if (running) kicked = true;
-      // A batch already due within the delay takes this mail too; only a later one (the poll) is brought forward.
-      else if (!timer || timerDue > performance.now() + kickDelayMs) schedule(kickDelayMs);
-    },
-  };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
+  return worker;
 }
 
 /** An SMTP server may echo parts of a message in its reply; a link never reaches a log or a row. */

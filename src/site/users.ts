@@ -4,17 +4,19 @@
  * request; everything else goes through the users service.
  */
 import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.ts';
 import type { ChangeFeed } from '../store/changes.ts';
 import { createReadCache } from '../store/read-cache.ts';
 import type { Database } from '../store/schema.ts';
+import type { User } from '../identity/users/types.ts';
 import type { SiteUser } from './protect/principal.ts';
 
 /**
  * `findById(customerId, userId)`: the user as they are now, or undefined. Kept in memory while the
  * users table is unchanged (`changes` undefined: read every time).
  */
-export function prepareSiteUserLookup(db: Kysely<Database>, changes: ChangeFeed | undefined): (customerId: number, userId: number) => Promise<SiteUser | undefined> {
-  const kept = createReadCache<SiteUser>(changes, { tables: ['users'], maxEntries: 10_000 });
+export function prepareSiteUserLookup(db: Kysely<Database>, changes: ChangeFeed | undefined, clock: Clock): (customerId: number, userId: number) => Promise<SiteUser | undefined> {
+  const kept = createReadCache<SiteUser>(changes, { tables: ['users'], maxEntries: 10_000, clock });
   const read = async (customerId: number, userId: number): Promise<SiteUser | undefined> => {
     const row = await db.selectFrom('users')
       .select(['id', 'username', 'email', 'role', 'disabled', 'mark_for_deletion', 'credentials_version'])
@@ -31,4 +33,16 @@ export function prepareSiteUserLookup(db: Kysely<Database>, changes: ChangeFeed 
     };
   };
   return (customerId, userId) => Promise.resolve(kept.read(`${customerId}:${userId}`, () => read(customerId, userId)));
+}
+
+/** A user of the users service as the site sees them. */
+export function toSiteUser(user: User): SiteUser {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    role: user.role.toUpperCase(),
+    isActive: !user.isDisabled && !user.markForDeletion,
+    credentialsVersion: user.credentialsVersion,
+  };
 }

@@ -11,6 +11,9 @@
  * read goes to the database), the socket is destroyed (a graceful end would wait on a peer that never
  * answers) and a new connection is made. The log is trusted again only once the new connection
  * listens and has heard its first heartbeat; trusting again counts everything as changed (a flush).
+ * Silence is timed in real time (performance.now), not on the service's clock: it is PostgreSQL that
+ * goes quiet, the store is shared by compositions with clocks of their own, and a test moving its
+ * clock must not make a healthy feed look lost. The read caches' age bound is on the clock.
  */
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';

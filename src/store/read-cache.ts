@@ -7,6 +7,7 @@
  * Absent results are never kept, so unknown keys cannot fill it. Values are shared between
  * requests: callers must not modify them.
  */
+import type { Clock } from '../lib/clock.ts';
 import type { ChangeFeed, WatchedTable } from './changes.ts';
 
 export interface ReadCache<V> {
@@ -29,8 +30,8 @@ export interface ReadCacheOptions<V> {
    * (default DEFAULT_MAX_AGE_MS). Access taken away elsewhere is refused here within this time.
    */
   maxAgeMs?: number;
-  /** Milliseconds of a monotonic clock (tests move their own); default performance.now. */
-  now?: () => number;
+  /** The clock compose hands down (tests move theirs instead of sleeping). */
+  clock: Clock;
 }
 
 /** Together with the time a reload takes, keeps every cached fact under the 2 s bound of issue 13. */
@@ -38,7 +39,7 @@ export const DEFAULT_MAX_AGE_MS = 1000;
 
 /** `changes` undefined: nothing is kept (caching switched off). */
 export function createReadCache<V>(changes: ChangeFeed | undefined, options: ReadCacheOptions<V>): ReadCache<V> {
-  const { tables, maxEntries, weigh, maxWeight = Infinity, maxAgeMs = DEFAULT_MAX_AGE_MS, now = () => performance.now() } = options;
+  const { tables, maxEntries, weigh, maxWeight = Infinity, maxAgeMs = DEFAULT_MAX_AGE_MS, clock } = options;
   // Map iteration order is insertion order: the oldest load goes first when full. (Not least
   // recently used: moving an entry on every hit cost more than the occasional reload of a hot one.)
   const entries = new Map<string, { value: V; mark: number; weight: number; readAt: number }>();
@@ -55,7 +56,7 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     if (!changes) return load();
     // Taken before reading: a change committed during the read makes the entry stale at once.
     const mark = changes.mark();
-    const readAt = now();
+    const readAt = clock.now();
     const value = await load();
     if (value === undefined) return value;
     const weight = weigh ? weigh(value) : 0;
@@ -71,7 +72,10 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     read(key, load) {
       const entry = entries.get(key);
       if (entry) {
-        if (now() - entry.readAt <= maxAgeMs && changes!.unchangedSince(entry.mark, tables)) return entry.value;
+        // A negative age is a clock set back (the system clock is wall time): the entry's age is
+        // unknown, so it is read again rather than kept for as long as the step.
+        const age = clock.now() - entry.readAt;
+        if (age >= 0 && age <= maxAgeMs && changes!.unchangedSince(entry.mark, tables)) return entry.value;
         drop(key);
       }
       return loadAndKeep(key, load);

@@ -53,8 +53,17 @@ export interface UsersTable {
   custom_attributes: string;
   /** Bumped by password change, disable and delete: site credentials issued earlier stop working. */
   credentials_version: Generated<number>;
+  /** 1: the password was set by an administrator who asked for a change at the next sign-in. */
+  password_change_required: Generated<number>;
   created_at: number;
   updated_at: number;
+}
+
+/** Each user's last sign-in (the site's token endpoint, a magic link), written at most once a minute. */
+export interface UserSignInsTable {
+  user_id: number;
+  customer_id: number;
+  signed_in_at: number;
 }
 
 /** Live users per block of 1024 user ids: turns a deep batch into a short scan (see users/repo.ts). */
@@ -109,6 +118,7 @@ export interface MfaAuthenticatorsTable {
 export interface Database {
   customers: CustomersTable;
   users: UsersTable;
+  user_sign_ins: UserSignInsTable;
   user_id_buckets: UserIdBucketsTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;
@@ -131,6 +141,18 @@ export interface Database {
   admin_replay_guard: AdminReplayGuardTable;
   scheduler_runs: SchedulerRunsTable;
   console_sessions: ConsoleSessionsTable;
+  console_first_sign_ins: ConsoleFirstSignInsTable;
+  sso_sessions: SsoSessionsTable;
+  sign_in_flows: SignInFlowsTable;
+  recovery_codes: RecoveryCodesTable;
+  password_resets: PasswordResetsTable;
+  saml_request_ids: SamlRequestIdsTable;
+  saml_requests: SamlRequestsTable;
+  passkeys: PasskeysTable;
+  passkey_ceremonies: PasskeyCeremoniesTable;
+  audit_events: AuditEventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
@@ -235,11 +257,22 @@ export interface ApplicationsTable {
   return_urls: string;
   redirect_uris: string;
   login_urls: string;
+  /** OAUTH: where RP-initiated logout may send the browser back (migration 0023). */
+  post_logout_redirect_uris: string;
   /** OAUTH only: the client secret is derived from the master key and this salt, never stored. */
   client_secret_salt: string | null;
   /** OAUTH only: SHA-256 hex of the derived client secret. */
   client_secret_hash: string | null;
   created_at: number;
+  /** SAML only (migration 0024): the service provider's entity ID, unique per customer. */
+  saml_entity_id: string | null;
+  /** SAML: the assertion consumer service URLs, a JSON text array ('[]' for the other types). */
+  acs_urls: Generated<string>;
+  /** SAML: 'emailAddress' | 'persistent' | 'unspecified'. */
+  name_id_format: string | null;
+  slo_url: string | null;
+  /** SAML: the PEM certificate the SP signs its requests with. */
+  sp_certificate: string | null;
 }
 
 /** Which factors sign a user in to an application: per group, or application-wide. */
@@ -247,9 +280,9 @@ export interface LoginPoliciesTable {
   id: Generated<number>;
   customer_id: number;
   application_id: number;
-  /** 'MAGIC_LINK' | 'PASSWORD' */
+  /** 'MAGIC_LINK' | 'PASSWORD' | 'PASSKEY' */
   first_factor: string;
-  /** 'NONE' | 'AUTHENTICATOR_APP' */
+  /** 'NONE' | 'AUTHENTICATOR_APP' | 'PASSKEY' | 'ANY' */
   second_factor: string;
   /** null for the application-wide policy. */
   group_name: string | null;
@@ -304,7 +337,7 @@ export interface MagicLinksTable {
   customer_id: number;
   user_id: number;
   application_id: number;
-  /** 'INVITE' */
+  /** 'INVITE' | 'LOGIN' (the hosted sign-in's mail) */
   type: string;
   token_hash: string;
   redirect_uri: string | null;
@@ -338,6 +371,16 @@ export interface OauthAccessTokensTable {
   created_at: number;
 }
 
+/** The owner's one-time sign-in links (first start); the link holds the token, the table only its SHA-256. */
+export interface ConsoleFirstSignInsTable {
+  token_hash: string;
+  customer_id: number;
+  created_at: number;
+  expires_at: number;
+  /** Set once, by the request that used the link. */
+  used_at: number | null;
+}
+
 /** Admin console sessions; the cookie holds the value, the table only its SHA-256. */
 export interface ConsoleSessionsTable {
   id_hash: string;
@@ -365,4 +408,180 @@ export interface SchedulerRunsTable {
   last_run_at: number;
   last_node: string;
   runs: number;
+}
+
+/** End users' SSO sessions (identity/sso-sessions): the cookie value only as its SHA-256. */
+export interface SsoSessionsTable {
+  id: Generated<number>;
+  id_hash: string;
+  customer_id: number;
+  user_id: number;
+  credentials_version: number;
+  /** JSON array of RFC 8176 method values: 'pwd', 'otp', 'hwk', 'email'. */
+  amr: string;
+  user_agent: string;
+  address: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+/** A user's unused recovery codes, one per slot 0..9, as HMAC-SHA256 under a key derived from the master key. */
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  customer_id: number;
+  user_id: number;
+  slot: number;
+  code_hash: string;
+  created_at: number;
+}
+
+/** Forgotten-password links: the token's SHA-256, 30 minutes, used once. */
+export interface PasswordResetsTable {
+  id: Generated<number>;
+  token_hash: string;
+  customer_id: number;
+  user_id: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** Hosted sign-in flows (identity/sign-in): the id and the browser's cookie value only as SHA-256. */
+export interface SignInFlowsTable {
+  id_hash: string;
+  customer_id: number;
+  application_id: number;
+  application_uuid: string;
+  return_to: string;
+  browser_hash: string;
+  user_id: number | null;
+  login: string | null;
+  /** identify | password | magic | passkey | second | enrol | codes | new-password */
+  step: string;
+  /** JSON array of RFC 8176 values. */
+  amr: string;
+  link_id: number | null;
+  code_hash: string | null;
+  code_attempts: Generated<number>;
+  created_at: number;
+  expires_at: number;
+}
+
+/** AuthnRequest IDs answered, per customer, until the request would be too old anyway. */
+export interface SamlRequestIdsTable {
+  customer_id: number;
+  request_id: string;
+  expires_at: number;
+}
+
+/** A checked SAML request waiting for its browser to sign in; the id only as its SHA-256. */
+export interface SamlRequestsTable {
+  id_hash: string;
+  customer_id: number;
+  application_id: number;
+  application_uuid: string;
+  browser_hash: string;
+  acs_url: string;
+  request_id: string | null;
+  relay_state: string | null;
+  force_authn_after: string | null;
+  /** 0 | 1 */
+  is_passive: Generated<number>;
+  expires_at: number;
+}
+
+/** WebAuthn credentials (identity/passkeys): public keys only. user_id null: the customer's console owner. */
+export interface PasskeysTable {
+  id: Generated<number>;
+  customer_id: number;
+  user_id: number | null;
+  /** base64url, as the authenticator gave it. */
+  credential_id: string;
+  /** base64url of the COSE public key. */
+  public_key: string;
+  counter: number;
+  /** JSON array of AuthenticatorTransport values. */
+  transports: string;
+  /** 'singleDevice' | 'multiDevice' */
+  device_type: string;
+  /** 1 when the authenticator says the credential is backed up (synced). */
+  backed_up: number;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** Issued WebAuthn challenges: the ceremony id only as SHA-256, taken once, 5 minutes. */
+export interface PasskeyCeremoniesTable {
+  id: Generated<number>;
+  id_hash: string;
+  customer_id: number;
+  user_id: number | null;
+  /** 'user' | 'owner' | 'any' (username-less: nobody named) */
+  holder_kind: string;
+  /** 'register' | 'authenticate' */
+  purpose: string;
+  /** base64url */
+  challenge: string;
+  expires_at: number;
+}
+
+/** One audit event (src/audit); `id` only grows and is the read cursor. Never updated, deleted only by the retention purge. */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  customer_id: number;
+  event_id: string;
+  time: number;
+  action: string;
+  actor_type: string;
+  actor_id: string;
+  target_type: string;
+  target_id: string;
+  target_name: string;
+  ip: string;
+  request_id: string;
+  correlation_id: string;
+}
+
+/** A customer's webhook endpoints (src/webhooks/). */
+export interface WebhooksTable {
+  id: Generated<number>;
+  customer_id: number;
+  /** Public id, `wh_…`. */
+  webhook_id: string;
+  url: string;
+  /** JSON array of action prefixes; ["*"] for every event. */
+  events: string;
+  /** The signing secret (`whsec_…`), sealed under the master key (aad: webhook_id). */
+  sealed_secret: string;
+  /** 1, or 0 once a delivery was answered 410 Gone. */
+  enabled: number;
+  disabled_at: number | null;
+  created_at: number;
+}
+
+/** One audit event to one endpoint (src/webhooks/): an outbox row claimed by one worker at a time. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  customer_id: number;
+  /** webhooks.id */
+  webhook_id: number;
+  /** `msg_…`: the webhook-id header, the same on every attempt. */
+  message_id: string;
+  /** The audit event as JSON. */
+  event: string;
+  /** 'pending' | 'delivered' | 'failed' | 'disabled' */
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  claimed_by: string | null;
+  claimed_until: number | null;
+  /** The last answer's HTTP status; null when none came. */
+  last_status: number | null;
+  /** The last answer's body, its first 1 KB. */
+  last_answer: string | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
 }

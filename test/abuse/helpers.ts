@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { compose, type Composition } from '../../src/compose.ts';
+import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
 import { createTestClock, type TestClock } from '../../src/lib/clock.ts';

@@ -168,6 +168,48 @@ describeEachStore('abuse: secrets grep', (kind) => {
     secrets.consoleSessionId = decodeURIComponent(session.split(';')[0].slice('lk_console='.length));
     assert.equal((await env.identity.inject({ method: 'GET', url: '/console/account', headers: { cookie: `${csrfCookie}; lk_console=${secrets.consoleSessionId}` } })).statusCode, 200);
 
+    // The owner's one-time sign-in link: shown, used (it sets another console password), refused once used.
+    secrets.firstSignInToken = await services.consoleFirstSignIn.issue(env.customer.customerId);
+    const firstSignIn = `/console/first-sign-in/${secrets.firstSignInToken}`;
+    const linkForm = await env.identity.inject({ method: 'GET', url: firstSignIn });
+    assert.equal(linkForm.statusCode, 200, linkForm.body);
+    const linkCookie = [linkForm.headers['set-cookie']].flat().map((c) => String(c).split(';')[0]).join('; ');
+    const linkCsrf = encodeURIComponent(/name="_csrf" value="([^"]+)"/.exec(linkForm.body)![1]);
+    secrets.firstSignInPassword = 'first-sign-in-secret-27';
+    const used = await env.identity.inject({
+      method: 'POST', url: firstSignIn, headers: { ...FORM, cookie: linkCookie },
+      payload: `_csrf=${linkCsrf}&newPassword=${secrets.firstSignInPassword}&confirmPassword=${secrets.firstSignInPassword}`,
+    });
+    assert.equal(used.statusCode, 303, used.body);
+    assert.equal((await env.identity.inject({ method: 'GET', url: firstSignIn })).statusCode, 410);
+
+    // Forgotten password: asked on the page, the link read from the mail file, looked at and used; then
+    // recovery codes made and one used.
+    const issuerPath = `/customers/${env.customer.customerKey}`;
+    assert.equal((await env.identity.inject({ method: 'POST', url: `${issuerPath}/forgot`, headers: FORM, payload: 'login=keeper' })).statusCode, 200);
+    let resetToken: string | undefined;
+    for (const deadline = Date.now() + 10_000; !resetToken;) {
+      await env.composition.mailWorker.runOnce();
+      const mails = readdirSync(outbox).map((f) => readFileSync(join(outbox, f), 'utf8').replace(/=\r?\n/g, '')).join('\n');
+      resetToken = /\/reset\/([A-Za-z0-9_-]{43})/.exec(mails)?.[1];
+      if (!resetToken) {
+        assert.ok(Date.now() < deadline, 'the reset mail is written');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    secrets.passwordResetToken = resetToken;
+    assert.equal((await env.identity.inject({ method: 'GET', url: `${issuerPath}/reset/${resetToken}` })).statusCode, 200);
+    secrets.resetPassword = 'reset-lantern-puffin-38';
+    const reset = await env.identity.inject({
+      method: 'POST', url: `${issuerPath}/reset/${resetToken}`, headers: FORM,
+      payload: `newPassword=${secrets.resetPassword}&confirmPassword=${secrets.resetPassword}`,
+    });
+    assert.equal(reset.statusCode, 200, reset.body);
+    const keeper = (await services.users.findByLogin(env.customer.customerId, 'keeper'))!;
+    const codes = await services.recoveryCodes.generate(env.customer.customerId, keeper.id);
+    assert.equal(await services.recoveryCodes.use(env.customer.customerId, keeper.id, codes[0]!), true);
+    codes.forEach((code, i) => { secrets[`recoveryCode${i}`] = code; });
+
     const dump = await dumpEveryTable(env, kind);
     const logs = env.logs.join('');
     assert.ok(env.logs.length > 30, 'the run was logged');

@@ -108,6 +108,8 @@ describeEachStore('typed client', (kind) => {
     assert.deepStrictEqual([validated.status, validated.message], ['SUCCESS', 'Authenticator app registered successfully.']);
     assert.deepStrictEqual(ok(await client.POST('/api/admin/users/mfa/reset', { body: { customerKey: ck, username: 'ada' } })),
       { customerId, status: 'SUCCESS', message: 'Authenticator app removed.' });
+    assert.deepStrictEqual(ok(await client.POST('/api/admin/users/sessions/revoke', { body: { customerKey: ck, username: 'ada' } })),
+      { status: 'SUCCESS', message: "The user's sessions have been revoked." });
 
     // Applications, policies, OAuth clients.
     const { application } = ok(await client.POST('/api/admin/applications/create', { body: { customerKey: ck, name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] } }));
@@ -143,6 +145,7 @@ describeEachStore('typed client', (kind) => {
     expectError(await client.POST('/api/admin/users/get', { body: nobody }), 404, { username: 'nobody', status: 'FAILED', message: 'Invalid username or email.' });
     expectError(await wrongKey.POST('/api/admin/users/get', { body: nobody }), 401, STANDARD_401);
     expectError(await wrongKey.GET('/api/admin/users/stats/count'), 401, STANDARD_401);
+    expectError(await client.POST('/api/admin/users/sessions/revoke', { body: nobody }), 404, { username: 'nobody', status: 'FAILED', message: 'Invalid username or email.' });
     expectError(await client.POST('/api/admin/users/disable', { body: nobody }), 403, 'Invalid username or email.');
     expectError(await client.POST('/api/admin/users/enable', { body: nobody }), 403, 'Invalid username or email.');
     expectError(await wrongKey.POST('/api/admin/users/disable', { body: nobody }), 400, `API Authorization: ${DENIED}`);

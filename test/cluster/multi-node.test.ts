@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { compose } from '../../src/compose.ts';
+import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';

@@ -4,8 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { createConsoleAccounts } from '../../src/console/plugin.ts';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { createConsoleAccounts } from '../../src/compose/identity.ts';
 import { createSealer } from '../../src/lib/seal.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import type { StoreKind } from '../helpers/stores.ts';
@@ -20,14 +20,14 @@ export function findChromium(): string | undefined {
 export const NO_BROWSER = 'no Chromium found (looked at LATCHKEY_TEST_CHROMIUM, /usr/bin/chromium, /usr/bin/chromium-browser, /usr/bin/google-chrome): install it with "apt-get install chromium"';
 
 let shared: Promise<Browser> | undefined;
-/** One headless browser per test file; each test gets a fresh context (its own cookies). */
-export async function browser(t: TestContext): Promise<BrowserContext> {
+/** One headless browser per test file; each test gets a fresh context (its own cookies; `options` e.g. without JavaScript). */
+export async function browser(t: TestContext, options: BrowserContextOptions = {}): Promise<BrowserContext> {
   shared ??= chromium.launch({
     executablePath: findChromium(),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
   });
-  const context = await (await shared).newContext();
+  const context = await (await shared).newContext(options);
   t.after(() => context.close());
   return context;
 }
@@ -46,8 +46,8 @@ export interface ConsoleServer extends TestApp {
 export const OWNER_PASSWORD = 'correct horse battery staple';
 
 /** A composed Latchkey listening on a real port, its customer's console password set. */
-export async function consoleServer(t: TestContext, kind: StoreKind = 'sqlite'): Promise<ConsoleServer> {
-  const app = await build(t, kind);
+export async function consoleServer(t: TestContext, kind: StoreKind = 'sqlite', env: Record<string, string> = {}): Promise<ConsoleServer> {
+  const app = await build(t, kind, env);
   await app.identity.listen({ port: 0, host: '127.0.0.1' });
   const address = app.identity.server.address();
   if (!address || typeof address === 'string') throw new Error('no port');

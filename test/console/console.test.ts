@@ -119,6 +119,7 @@ if (!findChromium()) {
       const page = await (await browser(t)).newPage();
       await signIn(page, server);
       await page.getByRole('button', { name: 'Rotate API key' }).click();
+      await page.getByRole('button', { name: 'Rotate', exact: true }).click();
       const newKey = await page.locator('#api-key').innerText();
       assert.notEqual(newKey, server.customer.apiKey);
       const call = (apiKey: string) => {

@@ -45,14 +45,16 @@ if (!findChromium()) {
       assert.ok(secret.length >= 32);
       await page.goto(`${server.url}/console/applications`);
       assert.equal(await page.locator('#client-secret').count(), 0, 'the client secret is shown once');
-      await page.getByLabel('Application', { exact: true }).selectOption({ label: 'Portal' });
+      await page.getByRole('link', { name: 'Portal', exact: true }).click();
+      assert.equal(await page.locator('#client-secret').count(), 0, 'the client secret is shown once');
       await page.getByLabel('First factor').selectOption('MAGIC_LINK');
       await page.getByRole('button', { name: 'Create policy' }).click();
       await page.getByText('Login policy created.').waitFor();
-      await page.getByRole('cell', { name: 'MAGIC_LINK' }).waitFor();
+      await page.getByRole('cell', { name: 'Magic link' }).waitFor();
       await shot(page, 'applications');
 
       await createUserInConsole(page, 'bob', 'bob password 12');
+      await page.getByRole('link', { name: 'Magic links' }).click();
       await page.getByRole('button', { name: 'Generate magic link' }).click();
       await page.getByText('Magic link generated').waitFor();
       await shot(page, 'user');
@@ -62,6 +64,7 @@ if (!findChromium()) {
       const [link] = await links();
       assert.deepEqual(link, { revoked_at: null, consumed_at: null });
       await page.getByRole('button', { name: 'Revoke magic links' }).click();
+      await page.getByRole('button', { name: 'Revoke', exact: true }).click();
       await page.getByText('Open magic links revoked.').waitFor();
       assert.notEqual((await links())[0]!.revoked_at, null);
 
@@ -80,22 +83,26 @@ if (!findChromium()) {
       await page.getByRole('button', { name: 'Create group' }).click();
       await page.getByRole('heading', { name: 'Editors' }).waitFor();
       await page.getByLabel('Group attributes').fill('groupAttribute1=blue');
-      await page.getByRole('button', { name: 'Save attributes' }).click();
+      await page.getByRole('button', { name: 'Update attributes' }).click();
       await page.getByText('Attributes saved.').waitFor();
       assert.equal(await page.getByLabel('Group attributes').inputValue(), 'groupAttribute1=blue');
-      await page.getByLabel('Member e-mail').fill('carol@example.test');
-      await page.getByRole('button', { name: 'Add member' }).click();
+      await page.getByRole('searchbox', { name: 'Search users' }).fill('carol@example.test');
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
       await page.getByText('Member added.').waitFor();
       await page.getByRole('link', { name: 'carol' }).waitFor();
       await shot(page, 'group');
       await page.getByRole('button', { name: 'Remove carol' }).click();
+      await page.getByRole('heading', { name: 'Remove carol from Editors?' }).waitFor();
+      await page.getByRole('button', { name: 'Remove', exact: true }).click();
       await page.getByText('Member removed.').waitFor();
 
       await page.getByRole('link', { name: 'Users', exact: true }).click();
       await page.getByRole('link', { name: 'carol' }).click();
+      await page.getByRole('link', { name: 'Group memberships' }).click();
       await page.getByLabel('Editors').check();
       await page.getByRole('button', { name: 'Save groups' }).click();
       await page.getByText('Groups saved.').waitFor();
+      await page.getByRole('link', { name: 'Details' }).click();
       assert.deepEqual((await server.composition.services.users.getWithGroups(customerId, 'carol')).groups.sort(), ['DEFAULT', 'Editors']);
       await page.getByLabel('First name').fill('Caroline');
       await page.getByLabel('Custom attributes').fill('customAttribute2=x');
@@ -122,9 +129,11 @@ if (!findChromium()) {
       await server.composition.store.db.deleteFrom('site_settings').where('name', '=', 'boundCustomerKey').execute();
       await server.composition.services.siteSettings.bindCustomer(server.customer.customerKey);
       await page.getByRole('link', { name: 'Site', exact: true }).click();
+      // A setting that waits for a restart says so where it is saved, and again once saved.
+      assert.match(await page.locator('#site-settings-restart').innerText(), /applies after a restart/);
       await page.getByLabel('API tokens').uncheck();
       await page.getByRole('button', { name: 'Save site settings' }).click();
-      await page.getByText('Site settings saved.').waitFor();
+      await page.getByText('Site settings saved. They apply when the server restarts.').waitFor();
       assert.equal(await page.getByLabel('API tokens').isChecked(), false);
       await page.getByLabel('Key name').fill('reader');
       await page.getByRole('button', { name: 'Create API key' }).click();

@@ -7,9 +7,9 @@
  * every route answers as before, without a restart. The recovery times are printed.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { createConsoleAccounts } from '../../src/console/plugin.ts';
+import { createConsoleAccounts } from '../../src/compose/identity.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { createSealer } from '../../src/lib/seal.ts';
 import { CONNECT_TIMEOUT_MS } from '../../src/store/db.ts';
@@ -72,7 +72,8 @@ test('PostgreSQL down: the landing, the console, /oauth/token and the OpenID pro
           method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials', signal: timeout,
         });
         case 'discovery': return fetch(`${issuer}/.well-known/openid-configuration`, { signal: timeout });
-        case 'authorization': return fetch(`${issuer}/auth?client_id=00000000-0000-4000-8000-000000000000&response_type=code&scope=openid`, { headers: html, redirect: 'manual', signal: timeout });
+        // A client never looked up before, with a redirect_uri: the exact-redirect check in front of the provider reads it first (provider.ts).
+        case 'authorization': return fetch(`${issuer}/auth?client_id=${randomUUID()}&response_type=code&scope=openid&redirect_uri=https%3A%2F%2Frp.example.test%2Fcb`, { headers: html, redirect: 'manual', signal: timeout });
         case 'provider token': return fetch(`${issuer}/token`, {
           method: 'POST', headers: { authorization: 'Basic eDp5', 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=x', signal: timeout,
         });

@@ -65,6 +65,9 @@ test('PostgreSQL down under load: 503 fast in each face\'s body, fail closed, /r
     };
 
     await proxy.refuse();
+    // The outage counts from when the node has seen it: the cut reaches its sockets a moment after the
+    // proxy makes it, and until then a request may be answered as before (within the caches' 1 s bound).
+    await until('the node to see the outage', RECOVERY_BOUND_MS, async () => ((await ready()).status === 503 ? true : undefined));
     await load(OUTAGE_PHASE_MS);
     await proxy.blackhole();
     await load(OUTAGE_PHASE_MS);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { compose, type Composition } from '../../src/compose.ts';
+import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
 import { freePort } from '../helpers/ports.ts';
@@ -48,16 +48,33 @@ export function buildOnce(): void {
   built = true;
 }
 
+/**
+ * Runs `cleanup` after the test, in reverse order of registration (node:test runs t.after hooks in
+ * order): a server started after its data directory is stopped before the directory is removed, so
+ * its last writes cannot race the removal.
+ */
+const cleanups = new WeakMap<TestContext, (() => unknown)[]>();
+function afterTest(t: TestContext, cleanup: () => unknown): void {
+  let stack = cleanups.get(t);
+  if (!stack) {
+    const created: (() => unknown)[] = [];
+    cleanups.set(t, created);
+    t.after(async () => { while (created.length > 0) await created.pop()!(); });
+    stack = created;
+  }
+  stack.push(cleanup);
+}
+
 /** A database of its own: a SQLite file in a temporary directory, or a fresh PostgreSQL database (dropped after). */
 export async function freshDatabase(t: TestContext, kind: Kind): Promise<{ url: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-faults-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  afterTest(t, () => rmSync(dir, { recursive: true, force: true }));
   if (kind === 'sqlite') return { url: join(dir, 'latchkey.sqlite'), dir };
   const name = `lk_faults_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
   try { await admin.query(`create database ${name}`); } finally { await admin.end(); }
-  t.after(async () => {
+  afterTest(t, async () => {
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
     try { await client.query(`drop database if exists ${name} with (force)`); } finally { await client.end(); }
@@ -117,7 +134,7 @@ export async function startServer(t: TestContext, env: Record<string, string>): 
   child.stdout!.on('data', (chunk: Buffer) => { stdout.push(chunk.toString()); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
-  t.after(async () => {
+  afterTest(t, async () => {
     if (process.env.LATCHKEY_TEST_FAULT_LOGS) process.stderr.write(`--- server ${child.pid}\n${stderr.join('')}\n${stdout.join('')}\n`);
     if (gone()) return;
     child.kill('SIGKILL');
@@ -242,7 +259,7 @@ export async function startTcpProxy(t: TestContext, target: { host: string; port
     async forward() { mode = 'forward'; cutAll(); if (!server) await listen(); },
     async close() { const closing = stopListening(); cutAll(); await closing; },
   };
-  t.after(() => proxy.close());
+  afterTest(t, () => proxy.close());
   return proxy;
 }
 

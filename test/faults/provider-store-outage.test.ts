@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { KyselyPlugin } from 'kysely';
-import { compose } from '../../src/compose.ts';
+import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createStore } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations/migrate.ts';

@@ -126,3 +126,37 @@ test('Redis down: a signed admin request is refused with 503 and Retry-After, fa
     }
     assert.deepEqual(lines.filter((line) => (line.level as number) >= 50 && line.msg === 'unexpected error'), [], 'no 503 logged as an unexpected error');
   });
+
+test('Redis out of memory (maxmemory reached, noeviction): a signed admin request is refused with 503, not a 500, and served again once Redis has room',
+  { skip: existsSync(REDIS_SERVER) ? false : `${REDIS_SERVER} is not installed` }, async (t) => {
+    const redisPort = await freePort();
+    await startRedis(t, redisPort);
+    const { url, dir } = await freshDatabase(t, 'sqlite');
+    const env = await serverEnv(url, dir, { LATCHKEY_REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+    const customer = await withComposition(env, async (app) => {
+      const created = await app.services.customers.create({ email: 'redis-full@example.test' });
+      await app.services.users.create(created.customerId, {
+        username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {},
+      });
+      return created;
+    });
+    const server = await startServer(t, env);
+    const request = () => admin(server.identityUrl, customer, '/users/get', { username: 'alice' });
+    assert.equal((await request()).status, 200);
+
+    // Below what Redis already uses: every write (the replay guard's) now answers "OOM command not allowed".
+    const { Redis } = await import('ioredis');
+    const control = new Redis(redisPort, '127.0.0.1', { lazyConnect: true });
+    await control.connect();
+    t.after(() => control.disconnect());
+    await control.config('SET', 'maxmemory-policy', 'noeviction');
+    await control.config('SET', 'maxmemory', '1');
+    const full = await request();
+    assert.deepEqual([full.status, await full.json(), full.headers.get('retry-after')], [503, UNAVAILABLE, '5']);
+
+    await control.config('SET', 'maxmemory', '0');
+    assert.equal((await request()).status, 200);
+    const lines = server.logLines();
+    assert.ok(lines.some((line) => line.msg === 'redis unavailable: answered 503' && line.level === 40), 'logged at warn as a Redis outage');
+    assert.deepEqual(lines.filter((line) => (line.level as number) >= 50), [], 'nothing at error level');
+  });

@@ -3,7 +3,7 @@
  * is set (in its own schema per test process, dropped at the end). In CI a missing URL fails.
  */
 import { randomBytes } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { after, describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
 import { createStore, type Store } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations/migrate.ts';
@@ -65,4 +65,19 @@ export function describeEachStore(title: string, suite: (kind: StoreKind) => voi
   } else {
     describe(`${title} [postgres]`, { skip: 'LATCHKEY_TEST_POSTGRES_URL is not set' }, () => {});
   }
+}
+
+/**
+ * A database URL on a new, empty PostgreSQL schema of the test's own (for a server started as a child
+ * process, which migrates it itself), dropped after the test.
+ */
+export async function emptyPostgresSchemaUrl(t: TestContext, prefix: string): Promise<string> {
+  const schema = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  t.after(async () => { await admin.query(`drop schema if exists ${schema} cascade`); await admin.end(); });
+  const url = new URL(postgresUrl!);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
 }

@@ -230,42 +230,42 @@ describe('replay guard', () => {
     const clock = createTestClock();
     const guard = createReplayGuard({ clock, graceMs: 2000, windowMs: 300_000 });
     const ts = clock.now();
-    assert.equal(guard.admit(digest(1), ts), true);
+    assert.equal(guard.admit(1, digest(1), ts), true);
     clock.advance(2000);
-    assert.equal(guard.admit(digest(1), ts), true);
+    assert.equal(guard.admit(1, digest(1), ts), true);
     clock.advance(1);
-    assert.equal(guard.admit(digest(1), ts), false);
-    assert.equal(guard.admit(digest(2), ts), true);
+    assert.equal(guard.admit(1, digest(1), ts), false);
+    assert.equal(guard.admit(1, digest(2), ts), true);
   });
 
   test('a zero grace refuses every second use', () => {
     const clock = createTestClock();
     const guard = createReplayGuard({ clock, graceMs: 0, windowMs: 300_000 });
-    assert.equal(guard.admit(digest(1), clock.now()), true);
+    assert.equal(guard.admit(1, digest(1), clock.now()), true);
     clock.advance(1);
-    assert.equal(guard.admit(digest(1), clock.now() - 1), false);
+    assert.equal(guard.admit(1, digest(1), clock.now() - 1), false);
   });
 
   test('forgets entries once their timestamp has left the window', () => {
     const clock = createTestClock();
     const guard = createReplayGuard({ clock, graceMs: 2000, windowMs: 300_000 });
     const ts = clock.now();
-    for (let i = 0; i < 100; i++) guard.admit(digest(i), ts);
+    for (let i = 0; i < 100; i++) guard.admit(1, digest(i), ts);
     // Timestamped later: lives longer.
-    guard.admit(digest(1000), ts + 60_000);
+    guard.admit(1, digest(1000), ts + 60_000);
     assert.equal(guard.size(), 101);
     clock.advance(300_000);
-    guard.admit(digest(2000), clock.now());
+    guard.admit(1, digest(2000), clock.now());
     assert.equal(guard.size(), 102, 'nothing expires while its timestamp is still inside the window');
     clock.advance(10_000);
-    guard.admit(digest(3000), clock.now());
+    guard.admit(1, digest(3000), clock.now());
     assert.equal(guard.size(), 3, 'the 100 early entries are swept; the later one and the new ones stay');
   });
 
   test('sweep() forgets expired entries without a request', () => {
     const clock = createTestClock();
     const guard = createReplayGuard({ clock, graceMs: 2000, windowMs: 300_000 });
-    for (let i = 0; i < 10; i++) guard.admit(digest(i), clock.now());
+    for (let i = 0; i < 10; i++) guard.admit(1, digest(i), clock.now());
     // Entries are kept to the second: forgotten within a second after their timestamp leaves the window.
     clock.advance(301_000);
     assert.equal(guard.size(), 10);
@@ -277,13 +277,13 @@ describe('replay guard', () => {
     const clock = createTestClock();
     const guard = createReplayGuard({ clock, graceMs: 2000, windowMs: 300_000, maxEntries: 3 });
     const ts = clock.now();
-    for (let i = 0; i < 3; i++) assert.equal(guard.admit(digest(i), ts), true);
-    assert.equal(guard.admit(digest(3), ts), false, 'fails closed when full');
-    assert.equal(guard.admit(digest(0), ts), true, 'a known digest within its grace still passes');
-    for (let i = 10; i < 1000; i++) guard.admit(digest(i), ts);
+    for (let i = 0; i < 3; i++) assert.equal(guard.admit(1, digest(i), ts), true);
+    assert.equal(guard.admit(1, digest(3), ts), false, 'fails closed when full');
+    assert.equal(guard.admit(1, digest(0), ts), true, 'a known digest within its grace still passes');
+    for (let i = 10; i < 1000; i++) guard.admit(1, digest(i), ts);
     assert.equal(guard.size(), 3);
     clock.advance(301_000);
-    assert.equal(guard.admit(digest(4), clock.now()), true);
+    assert.equal(guard.admit(1, digest(4), clock.now()), true);
     assert.equal(guard.size(), 1);
   });
 });

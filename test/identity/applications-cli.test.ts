@@ -4,19 +4,22 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { parseArgs } from '../../src/cli/args.ts';
+import { parseArgs, UsageError } from '../../src/cli/args.ts';
 import type { Command } from '../../src/cli/command.ts';
 import { appCreate, appDelete, appList } from '../../src/cli/commands/app.ts';
 import { oauthClientCreate, oauthClientDelete, oauthClientList } from '../../src/cli/commands/oauth-client.ts';
 import { policyCreate, policyDelete, policyList } from '../../src/cli/commands/policy.ts';
-import { compose, type Composition } from '../../src/compose.ts';
+import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { build, fileTestEnv } from '../helpers/app.ts';
 import { json } from '../helpers/http.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
+import { nodeSamlMetadata, rsaSpKeys } from './saml-sp-fixtures.ts';
 
 if (postgresUrl) await postgresStore();
 
@@ -36,12 +39,15 @@ describeEachStore('application, policy and OAuth client commands', (kind) => {
       returnUrls: ['https://p.example/cb', 'https://p.example/cb2'], redirectUris: [], loginUrls: [],
     } });
     const oidc = await run(appCreate, app, ['app', 'create', '--name', 'Wiki', '--type', 'OAUTH', '--redirect-uris', 'https://w.example/cb',
-      '--login-urls', 'https://w.example/login', ...ck]);
+      '--login-urls', 'https://w.example/login', '--post-logout-redirect-uris', 'https://w.example/bye, https://w.example/bye2', ...ck]);
     assert.match(oidc.clientSecret, /^[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(oidc, { application: {
       applicationUuid: oidc.application.applicationUuid, name: 'Wiki', type: 'OAUTH',
       returnUrls: [], redirectUris: ['https://w.example/cb'], loginUrls: ['https://w.example/login'],
+      postLogoutRedirectUris: ['https://w.example/bye', 'https://w.example/bye2'],
     }, clientSecret: oidc.clientSecret });
+    await assert.rejects(run(appCreate, app, ['app', 'create', '--name', 'Bad', '--type', 'OAUTH', '--redirect-uris', 'https://w.example/cb',
+      '--post-logout-redirect-uris', 'https://w.example/bye#x', ...ck]), { message: 'postLogoutRedirectUris[0] must not contain a fragment (#)' });
     const listedApps = await run(appList, app, ['app', 'list', ...ck]);
     assert.deepEqual(listedApps, [jwt.application, oidc.application]);
     assert.deepEqual(json(await built.admin.post('/admin/applications/getall', { customerKey: built.customer.customerKey }), 200),
@@ -85,10 +91,10 @@ describeEachStore('application, policy and OAuth client commands', (kind) => {
     await assert.rejects(run(appList, app, ['app', 'list', '--json']), { message: '--customer-key is required' });
     await assert.rejects(run(appList, app, ['app', 'list', '--customer-key', 'abc']), { message: '--customer-key must be the numeric customer key' });
     await assert.rejects(run(appList, app, ['app', 'list', '--customer-key', '1']), { code: 'not_found', message: 'No customer has the key 1.' });
-    await assert.rejects(run(policyCreate, app, ['policy', 'create', '--app', 'x', '--first-factor', 'SMS', ...ck]), { message: '--first-factor must be MAGIC_LINK or PASSWORD' });
+    await assert.rejects(run(policyCreate, app, ['policy', 'create', '--app', 'x', '--first-factor', 'SMS', ...ck]), { message: '--first-factor must be one of MAGIC_LINK, PASSWORD, PASSKEY' });
     await assert.rejects(run(policyDelete, app, ['policy', 'delete', '--id', 'x', ...ck]), { code: 'invalid', message: 'policyId must be a positive integer' });
 
-    const mine = await run(appCreate, app, ['app', 'create', '--name', 'Mine', '--type', 'SAML', ...ck]);
+    const mine = await run(appCreate, app, ['app', 'create', '--name', 'Mine', '--type', 'SAML', '--entity-id', 'urn:example:mine', '--acs-urls', 'https://mine.example/acs', ...ck]);
     const policy = await run(policyCreate, app, ['policy', 'create', '--app', mine.application.applicationUuid, '--first-factor', 'MAGIC_LINK', ...ck]);
     const client = await run(oauthClientCreate, app, ['oauth-client', 'create', '--name', 'Mine', ...ck]);
     const other = await built.newCustomer();
@@ -103,6 +109,47 @@ describeEachStore('application, policy and OAuth client commands', (kind) => {
     assert.equal((await run(appList, app, ['app', 'list', ...ck])).length, 1);
     assert.equal((await run(policyList, app, ['policy', 'list', ...ck])).length, 1);
     assert.equal((await run(oauthClientList, app, ['oauth-client', 'list', ...ck])).length, 1);
+  });
+
+  test('SAML: from --entity-id and --acs-urls, or from an --sp-metadata file; app list shows the settings in text and --json', async (t) => {
+    const built = await build(t, kind);
+    const app = built.composition;
+    const ck = ['--customer-key', built.customer.customerKey];
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-saml-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const keys = rsaSpKeys();
+    writeFileSync(join(dir, 'sp.xml'), nodeSamlMetadata({ entityId: 'https://sp.example.com/saml', acsUrl: 'https://sp.example.com/saml/acs', sloUrl: 'https://sp.example.com/saml/slo', keys }));
+    writeFileSync(join(dir, 'sp.pem'), keys.certificatePem);
+
+    const fromMetadata = await run(appCreate, app, ['app', 'create', '--name', 'SP', '--type', 'SAML', '--sp-metadata', join(dir, 'sp.xml'), '--name-id-format', 'persistent', ...ck, '--json']);
+    assert.deepEqual(fromMetadata, { application: {
+      applicationUuid: fromMetadata.application.applicationUuid, name: 'SP', type: 'SAML', returnUrls: [], redirectUris: [], loginUrls: [],
+      entityId: 'https://sp.example.com/saml', acsUrls: ['https://sp.example.com/saml/acs'], nameIdFormat: 'persistent',
+      sloUrl: 'https://sp.example.com/saml/slo', spCertificate: keys.certificatePem,
+    } });
+    const created = await appCreate.run(parseArgs(['app', 'create', '--name', 'Wiki', '--type', 'saml', '--entity-id', 'urn:example:wiki',
+      '--acs-urls', 'https://wiki.example/acs, https://wiki.example/acs2', '--sp-certificate', join(dir, 'sp.pem'), ...ck]), { app });
+    const wiki = (created.json as { application: Record<string, unknown> }).application;
+    assert.equal(created.text, [`Application ${wiki.applicationUuid} (SAML) created: Wiki.`, '  Entity ID: urn:example:wiki', '  ACS URLs:  https://wiki.example/acs https://wiki.example/acs2'].join('\n'));
+    assert.equal(wiki.spCertificate, keys.certificatePem);
+
+    const listed = await appList.run(parseArgs(['app', 'list', ...ck]), { app });
+    assert.deepEqual(listed.json, [fromMetadata.application, wiki]);
+    assert.equal(listed.text, [
+      `${fromMetadata.application.applicationUuid}\tSAML\tSP\thttps://sp.example.com/saml https://sp.example.com/saml/acs persistent`,
+      `${wiki.applicationUuid}\tSAML\tWiki\turn:example:wiki https://wiki.example/acs https://wiki.example/acs2 emailAddress`,
+    ].join('\n'));
+    assert.deepEqual(json(await built.admin.post('/admin/applications/getall', { customerKey: built.customer.customerKey }), 200).applications, listed.json);
+
+    await assert.rejects(run(appCreate, app, ['app', 'create', '--name', 'X', '--type', 'SAML', '--sp-metadata', join(dir, 'missing.xml'), ...ck]),
+      { constructor: UsageError, message: `--sp-metadata: cannot read ${join(dir, 'missing.xml')}` });
+    await assert.rejects(run(appCreate, app, ['app', 'create', '--name', 'X', '--type', 'SAML', '--sp-metadata', join(dir, 'sp.xml'), ...ck]),
+      { code: 'conflict', message: 'an application with this entityId already exists' });
+    await assert.rejects(run(appCreate, app, ['app', 'create', '--name', 'X', '--type', 'SAML', '--entity-id', 'urn:x', '--acs-urls', 'https://x.example/acs', '--sp-certificate', join(dir, 'sp.xml'), ...ck]),
+      { code: 'invalid', message: 'spCertificate must be one PEM certificate (-----BEGIN CERTIFICATE----- …)' });
+    await assert.rejects(run(appCreate, app, ['app', 'create', '--name', 'X', '--type', 'SAML', '--entity-id', 'urn:x', ...ck]),
+      { code: 'invalid', message: 'acsUrls must hold at least one URL for SAML applications' });
+    assert.equal((await appList.run(parseArgs(['app', 'list', ...ck]), { app })).text.split('\n').length, 2);
   });
 });
 

@@ -39,6 +39,8 @@ async function createApp(admin: AdminClient, ck: number | string, body: Record<s
 const wire = (uuid: string, body: Record<string, unknown>) => ({
   applicationUuid: uuid, name: body.name, type: body.type,
   returnUrls: body.returnUrls ?? [], redirectUris: body.redirectUris ?? [], loginUrls: body.loginUrls ?? [],
+  // OAUTH only, always listed there.
+  ...(body.type === 'OAUTH' ? { postLogoutRedirectUris: body.postLogoutRedirectUris ?? [] } : {}),
 });
 
 describeEachStore('applications API', (kind) => {
@@ -56,8 +58,12 @@ describeEachStore('applications API', (kind) => {
     assert.deepEqual(oauth, { status: 'SUCCESS', application: wire(oauth.application.applicationUuid, OAUTH_BODY), clientSecret: oauth.clientSecret });
     assert.equal(oauthRes.headers['cache-control'], 'no-store');
 
-    const saml = await createApp(app.admin, app.ck, { name: 'Legacy', type: 'SAML' });
-    assert.deepEqual(saml, { status: 'SUCCESS', application: wire(saml.application.applicationUuid, { name: 'Legacy', type: 'SAML' }) });
+    const samlBody = { name: 'Legacy', type: 'SAML', entityId: 'https://legacy.example.com/saml', acsUrls: ['https://legacy.example.com/acs'] };
+    const saml = await createApp(app.admin, app.ck, samlBody);
+    assert.deepEqual(saml, { status: 'SUCCESS', application: {
+      ...wire(saml.application.applicationUuid, samlBody),
+      entityId: samlBody.entityId, acsUrls: samlBody.acsUrls, nameIdFormat: 'emailAddress', sloUrl: '', spCertificate: '',
+    } });
 
     const listRes = await app.admin.post('/admin/applications/getall', { customerKey: app.ck });
     const listed = json(listRes, 200);
@@ -80,6 +86,25 @@ describeEachStore('applications API', (kind) => {
     assert.equal(service.applicationClientSecret(found!), oauth.clientSecret);
     const foundJwt = await service.findByUuid(app.composition.store.db, app.customer.customerId, jwt.application.applicationUuid);
     assert.equal(service.applicationClientSecret(foundJwt!), undefined);
+  });
+
+  test('postLogoutRedirectUris: taken by create (0..20 URLs), listed by getall, kept by the console\'s update', async (t) => {
+    const app = await setup(t, kind);
+    const body = { ...OAUTH_BODY, postLogoutRedirectUris: ['https://wiki.example.com/signed-out', 'http://localhost:3000/bye', 'https://wiki.example.com/signed-out'] };
+    const created = await createApp(app.admin, app.ck, body);
+    assert.deepEqual(created.application.postLogoutRedirectUris, ['https://wiki.example.com/signed-out', 'http://localhost:3000/bye']);
+    const plain = await createApp(app.admin, app.ck, OAUTH_BODY);
+    assert.deepEqual(plain.application.postLogoutRedirectUris, []);
+    const listed = json(await app.admin.post('/admin/applications/getall', { customerKey: app.ck }), 200);
+    assert.deepEqual(listed.applications, [created.application, plain.application]);
+    const service = app.composition.services.applications;
+    const updated = await service.update(app.customer.customerId, plain.application.applicationUuid, {
+      name: 'Wiki', redirectUris: OAUTH_BODY.redirectUris, postLogoutRedirectUris: ['https://wiki.example.com/bye'],
+    });
+    assert.deepEqual(updated.postLogoutRedirectUris, ['https://wiki.example.com/bye']);
+    await assert.rejects(service.update(app.customer.customerId, plain.application.applicationUuid, {
+      name: 'Wiki', redirectUris: OAUTH_BODY.redirectUris, postLogoutRedirectUris: ['https://wiki.example.com/bye#x'],
+    }), { message: 'postLogoutRedirectUris[0] must not contain a fragment (#)' });
   });
 
   test('two OAUTH applications get different secrets; duplicate URLs are stored once', async (t) => {
@@ -119,6 +144,13 @@ describeEachStore('applications API', (kind) => {
       [{ name: 'A', type: 'OAUTH', redirectUris: ['https://a.example/cb'], loginUrls: ['https://'] }, 'loginUrls[0] must be an absolute URL'],
       [{ name: 'A', type: 'JWT', returnUrls: ['https://user:pw@a.example/'] }, 'returnUrls[0] must not contain user information'],
       [{ name: 'A', type: 'JWT', returnUrls: ['https://a.example/#frag'] }, 'returnUrls[0] must not contain a fragment (#)'],
+      [{ name: 'A', type: 'JWT', returnUrls: ['https://a.example'], postLogoutRedirectUris: ['https://a.example/bye'] }, 'postLogoutRedirectUris is only for OAUTH applications'],
+      [{ name: 'A', type: 'OAUTH', redirectUris: ['https://a.example/cb'], postLogoutRedirectUris: ['https://a.example/bye', 'ftp://a.example'] },
+        'postLogoutRedirectUris[1] must start with https:// or http://'],
+      [{ name: 'A', type: 'OAUTH', redirectUris: ['https://a.example/cb'], postLogoutRedirectUris: ['https://a.example/bye#x'] },
+        'postLogoutRedirectUris[0] must not contain a fragment (#)'],
+      [{ name: 'A', type: 'OAUTH', redirectUris: ['https://a.example/cb'], postLogoutRedirectUris: Array.from({ length: 21 }, (_, i) => `https://a.example/${i}`) },
+        'postLogoutRedirectUris must NOT have more than 20 items'],
     ];
     for (const [body, message] of rows) {
       const res = await app.admin.post('/admin/applications/create', { customerKey: app.ck, ...body });

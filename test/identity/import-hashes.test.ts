@@ -55,7 +55,7 @@ describeEachStore('imported password hashes', (kind) => {
     };
     const lines = Object.entries(hashes).map(([username, passwordHash]) =>
       JSON.stringify({ username, email: `${username}@example.test`, firstName: 'Imported', lastName: 'User', passwordHash }));
-    const importer = createUserImportService({ db, users: s.composition.services.users, groups: s.composition.services.groups });
+    const importer = createUserImportService({ db, users: s.composition.services.users, groups: s.composition.services.groups, audit: s.composition.services.audit });
     assert.deepStrictEqual(await importer.importUsers(s.customerId, readJsonLines(Readable.from([lines.join('\n')])), 'jsonl'),
       { created: 5, updated: 0, unchanged: 0, failed: 0, errors: [] });
 

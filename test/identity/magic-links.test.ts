@@ -10,9 +10,10 @@ import { after, before, test, type TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { sql } from 'kysely';
-import { compose, type Composition } from '../../src/compose.ts';
+import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
+import { updateApplication } from '../../src/identity/applications/repo.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { createTestClock, type TestClock } from '../../src/lib/clock.ts';
 import { adminClient, testEnv, type AdminClient } from '../helpers/app.ts';
@@ -84,17 +85,25 @@ async function inject(env: Env, options: InjectOptions): Promise<LightMyRequestR
 }
 
 /** A user, a JWT application and a MAGIC_LINK policy for it. */
+const samlSp = () => ({ entityId: `https://sp.example.test/${randomBytes(4).toString('hex')}`, acsUrls: ['https://sp.example.test/acs', 'https://sp.example.test/acs2'], nameIdFormat: 'emailAddress' as const });
+
 async function fixture(env: Env, options: { secondFactor?: 'NONE' | 'AUTHENTICATOR_APP'; type?: 'JWT' | 'OAUTH' | 'SAML' } = {}) {
   const username = `u${randomBytes(4).toString('hex')}`;
   const userEmail = `${username}@example.test`;
   const created = await env.admin.post('/admin/users/create', { customerKey: Number(env.customer.customerKey), username, email: userEmail, firstName: 'Ada', lastName: 'Lovelace' });
   assert.equal(created.statusCode, 200, created.body);
   const type = options.type ?? 'JWT';
+  const sp = samlSp();
   const { application } = await env.composition.services.applications.create(env.customer.customerId, {
     name: 'Portal', type,
     ...(type === 'JWT' ? { returnUrls: [RETURN_URL, 'https://app.example.test/other?x=1'] } : {}),
     ...(type === 'OAUTH' ? { redirectUris: ['https://rp.example.test/cb'], loginUrls: ['https://rp.example.test/login', 'https://rp.example.test/login2'] } : {}),
+    ...(type === 'SAML' ? sp : {}),
   });
+  // Until the SAML application rules (a parallel branch) store the SP's settings, the fixture writes them.
+  if (type === 'SAML' && !application.saml) {
+    await updateApplication(env.composition.store.db, env.customer.customerId, application.uuid, { ...application, saml: { ...sp, sloUrl: null, spCertificate: null } });
+  }
   await env.composition.services.policies.create(env.customer.customerId, {
     applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: options.secondFactor ?? 'NONE',
   });
@@ -287,15 +296,12 @@ describeEachStore('magic links', (kind) => {
     // Disabled user.
     assert.equal((await gen()).statusCode, 200);
     const beforeDisable = await linkFor(env, f.email, 4);
+    // Live, and its user now kept in this node's memory.
+    assert.equal((await inject(env, { method: 'GET', url: path(beforeDisable) })).statusCode, 200);
     const disabled = await env.admin.post('/admin/users/disable', { customerKey: Number(env.customer.customerKey), username: f.username });
     assert.equal(disabled.statusCode, 200, disabled.body);
-    // The users read cache is bounded to 1 s of real time (store notes); poll within a deadline.
-    const deadline = Date.now() + 3_000;
-    let status = 0;
-    while (Date.now() < deadline && (status = (await inject(env, { method: 'GET', url: path(beforeDisable) })).statusCode) !== 410) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.equal(status, 410);
+    // At once, the clock standing still: the write through this node makes the kept user stale.
+    assert.equal((await inject(env, { method: 'GET', url: path(beforeDisable) })).statusCode, 410);
     assert.equal((await inject(env, { method: 'POST', url: path(beforeDisable) })).statusCode, 410);
 
     // Unknown and malformed tokens.
@@ -388,9 +394,11 @@ describeEachStore('magic links', (kind) => {
     const samlLink = await linkFor(env, saml.email);
     const samlPage = await inject(env, { method: 'POST', url: path(samlLink) });
     assert.equal(samlPage.statusCode, 200);
-    assert.match(samlPage.body, /You are signed in/);
-    assert.match(samlPage.body, /SAML single sign-on, which Latchkey does not serve yet/);
-    assertLandingHeaders(samlPage);
+    // The form posting an unsolicited Response to the default ACS URL (the redirectUri given is ignored).
+    assert.match(samlPage.body, /<form id="saml-post" method="post" action="https:\/\/sp\.example\.test\/acs">/);
+    assert.match(samlPage.body, /<input type="hidden" name="SAMLResponse" value="[A-Za-z0-9+\/=]+">/);
+    assert.match(samlPage.body, /<button type="submit">Continue<\/button>/);
+    assertLandingHeaders(samlPage, "'self' https://sp.example.test");
   });
 
   test('generate validation: every row of the spec\'s tables', async (t) => {
@@ -590,5 +598,29 @@ describeEachStore('POST /oauth/token', (kind) => {
     assert.equal((await revoke(token)).statusCode, 404);
     await env.composition.services.oauthClients.delete(env.customer.customerId, client.clientId);
     assert.equal((await revoke(token)).statusCode, 401);
+  });
+
+  test('a body over the limit is 413 in the RFC 6749 §5.2 shape, as documented (issue 22 item 11)', async (t) => {
+    const env = await setup(t, kind);
+    const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' });
+    const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
+    const form = 'application/x-www-form-urlencoded';
+    const padded = `grant_type=client_credentials&pad=${'a'.repeat(300 * 1024)}`;
+    for (const headers of [{ 'content-type': form, authorization: basic }, { 'content-type': form }, { 'content-type': 'application/json' }]) {
+      const response = await env.identity.inject({ method: 'POST', url: '/oauth/token', headers, payload: padded });
+      assert.equal(response.statusCode, 413, `${JSON.stringify(headers)}: ${response.body}`);
+      assert.deepEqual(response.json(), { error: 'invalid_request', error_description: 'request body is too large' });
+      assert.equal(response.headers['cache-control'], 'no-store');
+      assert.equal(response.headers.connection, 'close');
+    }
+    // Just under the limit is read and answered as usual.
+    const under = await env.identity.inject({
+      method: 'POST', url: '/oauth/token', headers: { 'content-type': form, authorization: basic },
+      payload: `grant_type=client_credentials&pad=${'a'.repeat(200 * 1024)}`,
+    });
+    assert.equal(under.statusCode, 200, under.body);
+    // The route documents it.
+    const doc = (await env.identity.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    assert.equal(doc.paths['/oauth/token'].post.responses['413'].content['application/json'].schema.required.join(), 'error,error_description');
   });
 });

@@ -14,11 +14,10 @@ import Fastify from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { simpleParser } from 'mailparser';
 import * as client from 'openid-client';
-import { compose, type Composition } from '../../src/compose.ts';
+import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
 import type { ProviderLogin } from '../../src/identity/oidc/service.ts';
-import { USE_THE_LINK_TITLE } from '../../src/identity/oidc/pages.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
 import { createStore, type Store } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations/migrate.ts';
@@ -187,17 +186,16 @@ describeEachStore('customer OpenID provider', (kind) => {
     const jwt = await deployment.nodes[0]!.composition.services.signingKeys.signJwt(alice.customer.customerId, { iss: alice.issuer, aud: 'jwt-app', sub: String(alice.user.id) }, { ttlSeconds: 300 });
     await jwtVerify(jwt, createLocalJWKSet(jwks), { issuer: alice.issuer, audience: 'jwt-app' });
 
-    // The ticket was single use: a second authorization with a fresh browser and the same ticket stops at the page.
+    // The ticket was single use: a second authorization with a fresh browser and the same ticket goes to the sign-in page.
     const replay = new Browser();
     const again = await authorizationRequest(config, REDIRECT_URI);
-    const second = await replay.follow(again.url, REDIRECT_URI);
-    assert.ok(second.response);
-    assert.equal(second.response.status, 403);
+    const second = await replay.follow(again.url, `${alice.issuer}/interaction/`);
     const secondInteraction = await replay.fetch(second.url, {}, [cookies[0]!.split(';')[0]!]);
-    assert.equal(secondInteraction.status, 403);
+    assert.equal(secondInteraction.status, 303);
+    assert.match(secondInteraction.headers.get('location') ?? '', new RegExp(`^/customers/${alice.customer.customerKey}/sign-in/[A-Za-z0-9_-]{43}$`));
   });
 
-  test('without a ticket the flow stops at a page saying to use the link from the e-mail', async (t) => {
+  test('without a ticket or a session the flow goes to the hosted sign-in\'s first step', async (t) => {
     const deployment = await deploy(t, kind);
     const alice = await tenant(deployment);
     const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
@@ -205,15 +203,18 @@ describeEachStore('customer OpenID provider', (kind) => {
     const request = await authorizationRequest(config, REDIRECT_URI);
     const { url, response } = await browser.follow(request.url, REDIRECT_URI);
     assert.ok(response, 'the flow reached the application without a sign-in');
-    assert.match(url.pathname, new RegExp(`^/customers/${alice.customer.customerKey}/interaction/[A-Za-z0-9_-]+$`));
-    assert.equal(response.status, 403);
+    assert.match(url.pathname, new RegExp(`^/customers/${alice.customer.customerKey}/sign-in/[A-Za-z0-9_-]{43}$`));
+    assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.equal(response.headers.get('cache-control'), 'no-store');
-    assert.equal(response.headers.get('content-security-policy'), "default-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'");
+    assert.match(response.headers.get('content-security-policy') ?? '', /^default-src 'none'; .*form-action 'self' http:\/\/127\.0\.0\.1:9; frame-ancestors 'none'/);
     assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
     const html = await response.text();
-    assert.ok(html.includes(`<h1>${USE_THE_LINK_TITLE}</h1>`), html);
-    assert.ok(!/<(script|link|img|style)\b/i.test(html));
+    assert.ok(html.includes('<h1>Sign in to Portal</h1>'), html);
+    assert.ok(html.includes('autocomplete="username webauthn"'), html);
+    // Nothing from elsewhere: the only script is our own passkey script (step 1 offers a passkey to everyone).
+    assert.ok(!/<(link|img)\b/i.test(html));
+    assert.deepEqual(html.match(/<script\b[^>]*>/gi) ?? [], html.match(/<script src="\/assets\/passkeys\.js"[^>]*>/gi) ?? []);
   });
 
   test('a ticket of customer A, or for another application, does not sign in at customer B or that application', async (t) => {
@@ -227,11 +228,10 @@ describeEachStore('customer OpenID provider', (kind) => {
     // At B's provider, with A's ticket sent along by hand (a browser would not even send it: its path is A's).
     const bobConfig = await discover(bob.issuer, bob.applicationUuid, bob.clientSecret);
     const atBob = await authorizationRequest(bobConfig, REDIRECT_URI);
-    const bobFlow = await browser.follow(atBob.url, REDIRECT_URI);
-    assert.ok(bobFlow.response);
+    const bobFlow = await browser.follow(atBob.url, `${bob.issuer}/interaction/`);
     const forced = await browser.fetch(bobFlow.url, {}, [ticket]);
-    assert.equal(forced.status, 403);
-    assert.ok((await forced.text()).includes(USE_THE_LINK_TITLE));
+    assert.equal(forced.status, 303);
+    assert.match(forced.headers.get('location') ?? '', new RegExp(`^/customers/${bob.customer.customerKey}/sign-in/`));
 
     // Another OAUTH application of A: the ticket is for Portal only.
     const admin = deployment.admin(alice.customer);
@@ -240,7 +240,8 @@ describeEachStore('customer OpenID provider', (kind) => {
     const otherConfig = await discover(alice.issuer, application.applicationUuid, clientSecret);
     const atOther = await authorizationRequest(otherConfig, REDIRECT_URI);
     const otherFlow = await browser.follow(atOther.url, REDIRECT_URI);
-    assert.equal(otherFlow.response?.status, 403);
+    assert.equal(otherFlow.response?.status, 200);
+    assert.match(otherFlow.url.pathname, /\/sign-in\//);
 
     // Neither attempt spent it: at A, for Portal, it still signs in.
     const aliceConfig = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
@@ -284,6 +285,109 @@ describeEachStore('customer OpenID provider', (kind) => {
       const response = await fetch(`${deployment.publicUrl}${path}`);
       assert.equal(response.status, 404, path);
     }
+  });
+
+  test('redirect URIs are the registered strings exactly: case, port, dot segments, backslashes, whitespace are refused, never redirected to (issue 22 item 7)', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const registered = 'https://app.example.com/cb';
+    const created = await deployment.admin(alice.customer).post('/admin/applications/create', {
+      customerKey: Number(alice.customer.customerKey), name: 'Exact', type: 'OAUTH', redirectUris: [registered], loginUrls: ['https://app.example.com/login'],
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    const { application: { applicationUuid }, clientSecret } = created.json() as { application: { applicationUuid: string }; clientSecret: string };
+    const base = { client_id: applicationUuid, response_type: 'code', scope: 'openid', state: 'st-1', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+    const browser = new Browser();
+    const authorize = (params: Record<string, string>) => browser.fetch(`${alice.issuer}/auth?${new URLSearchParams(params)}`);
+    const post = (path: string, params: Record<string, string>, headers: Record<string, string> = {}) => fetch(`${alice.issuer}${path}`, {
+      method: 'POST', redirect: 'manual', body: new URLSearchParams(params), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    });
+    const clientAuth = { authorization: `Basic ${Buffer.from(`${applicationUuid}:${clientSecret}`).toString('base64')}` };
+
+    // The registered string itself: accepted (on to the sign-in interaction), by GET, POST and pushed request.
+    const accepted = await authorize({ ...base, redirect_uri: registered });
+    assert.equal(accepted.status, 303, await accepted.text());
+    assert.match(accepted.headers.get('location')!, new RegExp(`/customers/${alice.customer.customerKey}/interaction/`));
+    assert.equal((await post('/auth', { ...base, redirect_uri: registered })).status, 303);
+    const pushed = await post('/request', { ...base, redirect_uri: registered }, clientAuth);
+    assert.equal(pushed.status, 201, await pushed.clone().text());
+
+    const variants = [
+      'https://APP.example.com/cb', 'HTTPS://app.example.com/cb', 'https://app.example.com:443/cb', 'https://app.example.com/x/../cb',
+      'https://app.example.com/./cb', 'https://app.example.com\\cb', 'https:\\\\app.example.com/cb', 'https://app.exa\tmple.com/cb',
+      'https://app.example.com/c\nb', ' https://app.example.com/cb', 'https://app.example.com/cb ', 'https://app.example.com/%63b',
+      'https://app.example.com/cb/', 'https://app.example.com/cb?', 'https://app.example.com./cb',
+    ];
+    const refusal = 'invalid_redirect_uri: redirect_uri did not match any of the client&#39;s registered redirect_uris';
+    for (const redirectUri of variants) {
+      const label = JSON.stringify(redirectUri);
+      // GET, with and without PKCE: an earlier check's error is not redirected to the variant either.
+      const { code_challenge: _c, code_challenge_method: _m, ...noPkce } = base;
+      for (const params of [{ ...base, redirect_uri: redirectUri }, { ...noPkce, redirect_uri: redirectUri }]) {
+        const response = await authorize(params);
+        assert.equal(response.status, 400, `${label}: ${response.status} ${response.headers.get('location')}`);
+        assert.equal(response.headers.get('location'), null, label);
+        assert.match(response.headers.get('content-type')!, /^text\/html/, label);
+        assert.equal(response.headers.get('cache-control'), 'no-store', label);
+        assert.ok((await response.text()).includes(refusal), label);
+      }
+      const byPost = await post('/auth', { ...base, redirect_uri: redirectUri });
+      assert.equal(byPost.status, 400, `${label} (POST): ${byPost.status} ${byPost.headers.get('location')}`);
+      assert.ok((await byPost.text()).includes(refusal), label);
+      const byPar = await post('/request', { ...base, redirect_uri: redirectUri }, clientAuth);
+      assert.equal(byPar.status, 400, `${label} (PAR)`);
+      // The pushed-request endpoint names it invalid_request, as oidc-provider does for any unregistered URI.
+      assert.deepStrictEqual(await byPar.json(), { error: 'invalid_request', error_description: "redirect_uri did not match any of the client's registered redirect_uris" });
+    }
+  });
+
+  test('no CORS: discovery, JWKS, token and userinfo send no Access-Control header for a foreign Origin, preflights included (issue 22 item 8)', async (t) => {
+    const deployment = await deploy(t, kind);
+    const alice = await tenant(deployment);
+    const config = await discover(alice.issuer, alice.applicationUuid, alice.clientSecret);
+    const browser = new Browser();
+    await land(t, deployment, browser, loginOf(alice));
+    const request = await authorizationRequest(config, REDIRECT_URI);
+    const { url } = await browser.follow(request.url, REDIRECT_URI);
+    const code = url.searchParams.get('code');
+    assert.ok(code, url.href);
+
+    const origin = 'https://evil.example';
+    const corsHeaders = (response: Response) => [...response.headers.keys()].filter((name) => name.startsWith('access-control-'));
+    const clientAuth = `Basic ${Buffer.from(`${alice.applicationUuid}:${alice.clientSecret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+    for (const path of ['/.well-known/openid-configuration', '/jwks']) {
+      const response = await fetch(`${alice.issuer}${path}`, { headers: { origin } });
+      assert.equal(response.status, 200, path);
+      assert.deepStrictEqual(corsHeaders(response), [], path);
+    }
+    for (const [path, method] of [['/.well-known/openid-configuration', 'GET'], ['/jwks', 'GET'], ['/token', 'POST'], ['/me', 'GET'], ['/me', 'POST']] as const) {
+      const preflight = await fetch(`${alice.issuer}${path}`, {
+        method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+      });
+      assert.deepStrictEqual(corsHeaders(preflight), [], `OPTIONS ${path}`);
+    }
+
+    // A token request sent from a foreign page (it carries the Origin) is refused, and says so without CORS headers.
+    const tokenBody = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: request.codeVerifier });
+    const fromPage = await fetch(`${alice.issuer}/token`, { method: 'POST', headers: { ...form, authorization: clientAuth, origin }, body: tokenBody });
+    assert.equal(fromPage.status, 400);
+    assert.deepStrictEqual(corsHeaders(fromPage), []);
+    assert.deepStrictEqual(await fromPage.json(), { error: 'invalid_request', error_description: `origin ${origin} not allowed for client: ${alice.applicationUuid}` });
+
+    // The application's server (no Origin) redeems the same code.
+    const redeemed = await fetch(`${alice.issuer}/token`, { method: 'POST', headers: { ...form, authorization: clientAuth }, body: tokenBody });
+    assert.equal(redeemed.status, 200, await redeemed.clone().text());
+    assert.deepStrictEqual(corsHeaders(redeemed), []);
+    const { access_token: accessToken } = await redeemed.json() as { access_token: string };
+
+    const userinfoFromPage = await fetch(`${alice.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}`, origin } });
+    assert.equal(userinfoFromPage.status, 400);
+    assert.deepStrictEqual(corsHeaders(userinfoFromPage), []);
+    const userinfo = await fetch(`${alice.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+    assert.equal(userinfo.status, 200);
+    assert.deepStrictEqual(corsHeaders(userinfo), []);
   });
 
   test('the private key is not in the database in clear; provider state is shared: a flow moves between two nodes', async (t) => {
@@ -374,17 +478,18 @@ describeEachStore('customer OpenID provider', (kind) => {
 
     assert.equal((await admin.post('/admin/users/disable', { customerKey, username: alice.user.username })).statusCode, 200);
     await assert.rejects(client.fetchUserInfo(config, tokens.access_token, String(alice.user.id)));
-    // The provider session is no way back in: the next authorization asks for the link again.
+    // The provider session is no way back in: the next authorization asks the user to sign in again.
     const again = await authorizationRequest(config, REDIRECT_URI);
     const stopped = await browser.follow(again.url, REDIRECT_URI);
-    assert.equal(stopped.response?.status, 403, `${stopped.url.href}: ${await stopped.response?.text()}`);
+    assert.equal(stopped.response?.status, 200, `${stopped.url.href}: ${await stopped.response?.text()}`);
+    assert.match(stopped.url.pathname, /\/sign-in\//);
 
     const fresh = new Browser();
     await land(t, deployment, fresh, loginOf(alice));
     const withTicket = await authorizationRequest(config, REDIRECT_URI);
     const refused = await fresh.follow(withTicket.url, REDIRECT_URI);
-    assert.equal(refused.response?.status, 403);
-    assert.ok((await refused.response.text()).includes(USE_THE_LINK_TITLE));
+    assert.equal(refused.response?.status, 200);
+    assert.match(refused.url.pathname, /\/sign-in\//);
   });
 
   test('single use under concurrency: of 10 consumptions of one ticket and 5 redemptions of one code, one each wins', async (t) => {

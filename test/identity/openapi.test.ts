@@ -50,6 +50,10 @@ test('the identity document names its public URL, documents every admin operatio
   assert.deepEqual(Object.keys(op('/api/admin/users/stats/count', 'get').responses).sort(), ['200', '400', '401', '404', '429', '500', '503']);
   // get-user's 404 names the username.
   assert.deepEqual(shapes(json('/api/admin/users/get', '404')), [['username', 'status', 'message']]);
+  // users/sessions/revoke: an unknown user as users/get; the rest standard; its body's fields documented.
+  assert.deepEqual(shapes(json('/api/admin/users/sessions/revoke', '404')), [['username', 'status', 'message']]);
+  assert.deepEqual(shapes(json('/api/admin/users/sessions/revoke', '400')), [STANDARD]);
+  assert.deepEqual(Object.keys((doc.paths['/api/admin/users/sessions/revoke'].post.requestBody.content['application/json'].schema as { properties: object }).properties), ['customerKey', 'username']);
   // disable/enable: a wrong signature is a text 400, an unknown user a text 403; no 401.
   for (const path of ['/api/admin/users/disable', '/api/admin/users/enable']) {
     const responses = op(path).responses;

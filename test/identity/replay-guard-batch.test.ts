@@ -25,12 +25,12 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
     const guard = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
 
     const old = digest();
-    assert.equal(await guard.admit(old, clock.now()), true);
+    assert.equal(await guard.admit(1, old, clock.now()), true);
     clock.advance(GRACE_MS + 1);
 
     const fresh = Array.from({ length: 20 }, digest);
     const requests = [...fresh, ...fresh.slice(0, 5), old, old];
-    const answers = await Promise.all(requests.map((d) => guard.admit(d, clock.now())));
+    const answers = await Promise.all(requests.map((d) => guard.admit(1, d, clock.now())));
     assert.deepEqual(answers, [...Array(25).fill(true), false, false]);
 
     // Each triple is one row, with the longest expiry asked for.
@@ -40,7 +40,7 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
 
     // Past the grace, every one of them is a replay, in one turn as in separate ones.
     clock.advance(GRACE_MS + 1);
-    assert.deepEqual(await Promise.all(fresh.map((d) => guard.admit(d, clock.now()))), Array(20).fill(false));
+    assert.deepEqual(await Promise.all(fresh.map((d) => guard.admit(1, d, clock.now()))), Array(20).fill(false));
   });
 
   test('two nodes admitting one triple in the same instant agree: both within the grace, both refused after it', async () => {
@@ -49,9 +49,9 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
     const a = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     const b = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     const d = digest();
-    assert.deepEqual(await Promise.all([a.admit(d, clock.now()), b.admit(d, clock.now())]), [true, true]);
+    assert.deepEqual(await Promise.all([a.admit(1, d, clock.now()), b.admit(1, d, clock.now())]), [true, true]);
     clock.advance(GRACE_MS + 1);
-    assert.deepEqual(await Promise.all([a.admit(d, clock.now()), b.admit(d, clock.now())]), [false, false]);
+    assert.deepEqual(await Promise.all([a.admit(1, d, clock.now()), b.admit(1, d, clock.now())]), [false, false]);
   });
 
   test('a database error refuses every request of the turn (fails closed) and the next turn works again', async () => {
@@ -62,9 +62,9 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
       db: { insertInto: () => { throw new Error('Connection terminated unexpectedly'); } } as unknown as typeof store.db,
       clock, graceMs: GRACE_MS, windowMs: WINDOW_MS,
     });
-    const results = await Promise.allSettled([failing.admit(digest(), clock.now()), failing.admit(digest(), clock.now())]);
+    const results = await Promise.allSettled([failing.admit(1, digest(), clock.now()), failing.admit(1, digest(), clock.now())]);
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
     const working = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
-    assert.equal(await working.admit(digest(), clock.now()), true);
+    assert.equal(await working.admit(1, digest(), clock.now()), true);
   });
 });

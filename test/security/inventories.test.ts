@@ -96,6 +96,11 @@ const OUTBOUND: Array<{ pattern: RegExp; destination: string; settings: string[]
   { pattern: /from 'ioredis'/, destination: 'Redis', settings: ['LATCHKEY_REDIS_URL'] },
   { pattern: /from 'nodemailer'/, destination: 'SMTP', settings: ['LATCHKEY_SMTP_URL'] },
   {
+    pattern: /import \{[^}]*\brequest as https?Request\b[^}]*\} from 'node:https?'/,
+    destination: 'the customers\' webhook endpoints',
+    settings: ['LATCHKEY_WEBHOOKS_ALLOW_HTTP', 'LATCHKEY_WEBHOOKS_ALLOW_PRIVATE'],
+  },
+  {
     pattern: /\?\? fetch\b|(?<![\w.])fetch\(|createRemoteJWKSet/,
     destination: 'the site\'s OpenID provider',
     settings: ['LATCHKEY_SITE_PROVIDER_ISSUER', 'LATCHKEY_SITE_PROVIDER_INTROSPECTION_URL', 'LATCHKEY_SITE_PROVIDER_USERINFO_URL'],

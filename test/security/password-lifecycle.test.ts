@@ -1,7 +1,8 @@
 /**
  * What a user's password is not subject to (ASVS V6.2.10, V6.4.2, V6.4.3): no forced periodic rotation,
  * no password hints or secret questions anywhere in either face's API, and no self-service reset path an
- * anonymous caller could use (resets are administrator actions behind a credential).
+ * anonymous caller could use but the link mailed to the user's address (every other reset is an
+ * administrator action behind a credential).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -73,16 +74,38 @@ function routes(app: FastifyInstance): Array<{ method: string; url: string }> {
   return out;
 }
 
-test('no self-service password reset: every reset, recovery or password route needs an administrator or the user\'s own credentials', async (t) => {
+/**
+ * The forgotten-password pages (`/customers/:customerKey/forgot` and `…/reset/:token`, which the route
+ * table prints under their common part): the one self-service way to a new password, by a mailed link.
+ */
+const MAILED_RESET = /^\/(?:forgot|reset\/:token)$/;
+
+test("self-service reset only through a mailed single-use link: every other reset, recovery or password route needs an administrator or the user's own credentials", async (t) => {
   const s = await buildSite(t);
   const candidates = [...routes(s.identity), ...routes(s.site)]
     .filter(({ url, method }) => /reset|forgot|recover|password|pwd/i.test(url) && method !== 'HEAD' && method !== 'OPTIONS');
   assert.ok(candidates.length >= 2, JSON.stringify(candidates));
-  for (const { method, url } of candidates) {
+  assert.deepEqual(candidates.filter(({ url }) => MAILED_RESET.test(url)).map(({ method, url }) => `${method} ${url}`).sort(), [
+    'GET /forgot', 'GET /reset/:token', 'POST /forgot', 'POST /reset/:token',
+  ]);
+  for (const { method, url } of candidates.filter(({ url }) => !MAILED_RESET.test(url))) {
     const path = url.replace(/:[A-Za-z]+/g, 'someone');
     const app = routes(s.identity).some((route) => route.url === url) ? s.identity : s.site;
     const res = await app.inject({ method: method as 'GET', url: path, payload: method === 'GET' ? undefined : { email: 'someone@example.test', login: 'someone' } });
     const toSignIn = res.statusCode >= 300 && res.statusCode < 400 && /sign-in/.test(String(res.headers.location));
     assert.ok([400, 401, 403, 404].includes(res.statusCode) || toSignIn, `${method} ${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
   }
+
+  // The mailed link's pages: asking sets nothing, and a guessed link sets nothing.
+  const user = await s.addUser('forgetful');
+  const base = `/customers/${s.customer.customerKey}`;
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  const asked = await s.identity.inject({ method: 'POST', url: `${base}/forgot`, headers: form, payload: `login=${user.username}` });
+  assert.equal(asked.statusCode, 200, asked.body);
+  for (const token of ['someone', 'A'.repeat(43)]) {
+    const guessed = await s.identity.inject({ method: 'POST', url: `${base}/reset/${token}`, headers: form, payload: 'newPassword=taken+over+now&confirmPassword=taken+over+now' });
+    assert.equal(guessed.statusCode, 410, guessed.body);
+  }
+  const res = await s.inject({ method: 'POST', url: TOKEN_PATH, payload: { username: user.username, password: user.password } });
+  assert.equal(res.statusCode, 200, 'the password is unchanged');
 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { compose } from '../../src/compose.ts';
+import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { generateSecret, sha256Hex } from '../../src/lib/tokens.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';

@@ -12,7 +12,7 @@ import { siteNotReady } from '../../src/site/app.ts';
 import { createStore, type Store } from '../../src/store/db.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { compose } from '../../src/compose.ts';
+import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { fileTestEnv, testEnv } from '../helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';

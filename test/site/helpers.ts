@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { SiteAppOverrides } from '../../src/site/app.ts';
+import type { SiteAppOverrides } from '../../src/compose/site.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import type { StoreKind } from '../helpers/stores.ts';
 

@@ -115,5 +115,35 @@ export function groupsRepoContract(openStore: OpenStore): void {
       await groups.unsetDefaultGroup(db, customerId, builtIn, NOW + 4);
       assert.deepEqual(await defaults(), [builtIn], 'the built-in group stays default when nothing else is');
     });
+
+    test('search by any part of the name (LIKE\'s own characters literal), count, rename, delete, find by id, in the customer only', async (t) => {
+      const { db } = await openStore(t);
+      const customerId = await newCustomer(db);
+      const other = await newCustomer(db);
+      for (const name of ['Red team', 'blue_team', '100% club', 'Purple', 'back\\slash']) await newGroup(db, customerId, name);
+      await newGroup(db, other, 'Other team');
+      const search = async (text: string, offset = 0, limit = 10) => (await groups.searchGroupsPage(db, customerId, text, offset, limit)).map((g) => g.name);
+      assert.deepEqual(await search(''), ['100% club', 'back\\slash', 'blue_team', 'Purple', 'Red team'], 'by name, any case');
+      assert.deepEqual(await search('TEAM'), ['blue_team', 'Red team']);
+      assert.deepEqual(await search('_'), ['blue_team']);
+      assert.deepEqual(await search('%'), ['100% club']);
+      assert.deepEqual(await search('\\'), ['back\\slash']);
+      assert.deepEqual(await search('', 1, 2), ['back\\slash', 'blue_team']);
+      assert.deepEqual([await groups.countGroups(db, customerId, ''), await groups.countGroups(db, customerId, 'team'), await groups.countGroups(db, other, '')], [5, 2, 1]);
+
+      const [red] = await groups.findGroupsByNames(db, customerId, ['red team']);
+      await groups.renameGroup(db, customerId, red!.id, 'Crimson', NOW + 1);
+      assert.deepEqual(await groups.findGroupById(db, customerId, red!.id), { ...red, name: 'Crimson', updatedAt: NOW + 1 });
+      assert.equal(await groups.findGroupById(db, other, red!.id), undefined);
+      assert.ok(isUniqueViolation(await rejection(groups.renameGroup(db, customerId, red!.id, 'PURPLE', NOW))), 'a taken name');
+      await groups.renameGroup(db, other, red!.id, 'stolen', NOW);
+      await groups.deleteGroup(db, other, red!.id);
+      assert.equal((await groups.findGroupById(db, customerId, red!.id))?.name, 'Crimson', 'another customer changes nothing');
+      const user = await newUser(db, customerId, 'ann');
+      await groups.addMembers(db, customerId, red!.id, [member(user.id)], NOW);
+      await groups.deleteGroup(db, customerId, red!.id);
+      assert.equal(await groups.findGroupById(db, customerId, red!.id), undefined);
+      assert.deepEqual(await groups.groupNamesByUser(db, customerId, [user.id]), new Map(), 'its memberships go with it');
+    });
   });
 }

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
 import { sql, type Transaction } from 'kysely';
 import type { Redis } from 'ioredis';
-import { createLoginThrottle, delayMs } from '../../src/site/token/throttle.ts';
+import { createLoginThrottle, delayMs } from '../../src/store/throttles/login.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
 import { RateLimited } from '../../src/lib/errors.ts';
 import type { Database } from '../../src/store/schema.ts';

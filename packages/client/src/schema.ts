@@ -3584,7 +3584,7 @@ export interface paths {
         put?: never;
         /**
          * Create an application; an OAUTH application's clientSecret is in this response only
-         * @description JWT needs at least one returnUrl; OAUTH at least one redirectUri (loginUrls optional); SAML takes no URLs. A list another type uses must be absent or empty.
+         * @description JWT needs at least one returnUrl; OAUTH at least one redirectUri (loginUrls and postLogoutRedirectUris optional); SAML an entityId and at least one acsUrl (nameIdFormat, sloUrl and spCertificate optional), or instead spMetadata (nameIdFormat may come along). A list or field another type uses must be absent or empty. A SAML entityId the customer already has is 409.
          */
         post: {
             parameters: {
@@ -3606,6 +3606,23 @@ export interface paths {
                         redirectUris?: string[];
                         /** @description OAUTH: the application's login URLs; the first is the landing's default target. Absolute http:// or https:// URLs, at most 2048 characters, without whitespace, semicolons, commas, user information or fragment. */
                         loginUrls?: string[];
+                        /** @description OAUTH: where RP-initiated logout may send the browser back; a post_logout_redirect_uri must equal one of them exactly. Absolute http:// or https:// URLs, at most 2048 characters, without whitespace, semicolons, commas, user information or fragment. */
+                        postLogoutRedirectUris?: string[];
+                        /** @description SAML: the service provider's entity ID (a URI or URN; the AuthnRequest's Issuer and the Assertion's audience), unique per customer */
+                        entityId?: string;
+                        /** @description SAML: the assertion consumer service URLs (1 to 20) the Response may be posted to; the first is the default. Absolute http:// or https:// URLs, at most 2048 characters, without whitespace, semicolons, commas, user information or fragment. */
+                        acsUrls?: string[];
+                        /**
+                         * @description SAML: the NameID sent: emailAddress (the e-mail, the default), persistent (an opaque identifier stable per user and application), unspecified (the username)
+                         * @enum {string}
+                         */
+                        nameIdFormat?: "emailAddress" | "persistent" | "unspecified";
+                        /** @description SAML: where the LogoutResponse of single logout goes (optional) */
+                        sloUrl?: string;
+                        /** @description SAML: the PEM X.509 certificate (RSA) the service provider signs its requests with; when set, unsigned AuthnRequests are refused (optional) */
+                        spCertificate?: string;
+                        /** @description SAML: the service provider's metadata XML (md:EntityDescriptor), instead of entityId, acsUrls, sloUrl and spCertificate: they are read from its SPSSODescriptor (HTTP-POST AssertionConsumerServices, SingleLogoutService, signing KeyDescriptor, NameIDFormat) */
+                        spMetadata?: string;
                     };
                 };
             };
@@ -3628,6 +3645,21 @@ export interface paths {
                                 returnUrls: string[];
                                 redirectUris: string[];
                                 loginUrls: string[];
+                                /** @description OAUTH only (always listed for OAUTH, [] when none) */
+                                postLogoutRedirectUris?: string[];
+                                /** @description SAML only: the service provider's entity ID */
+                                entityId?: string;
+                                /** @description SAML only: the assertion consumer service URLs; the first is the default */
+                                acsUrls?: string[];
+                                /**
+                                 * @description SAML only
+                                 * @enum {string}
+                                 */
+                                nameIdFormat?: "emailAddress" | "persistent" | "unspecified";
+                                /** @description SAML only: where LogoutResponses go; "" when the service provider has no single logout */
+                                sloUrl?: string;
+                                /** @description SAML only: the PEM certificate its requests must be signed with; "" when none */
+                                spCertificate?: string;
                             };
                             /** @description OAUTH only, shown once: the OpenID client secret (client_id is applicationUuid) */
                             clientSecret?: string;
@@ -3677,16 +3709,15 @@ export interface paths {
                         };
                     };
                 };
-                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                /** @description Already exists */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
-                            /** @description "ERROR" ("error" on change-password's 401) */
-                            status: string;
-                            /** @description The HTTP status, as a string */
+                            /** @enum {string} */
+                            status: "ERROR";
                             code: string;
                             message: string;
                         };
@@ -3822,6 +3853,21 @@ export interface paths {
                                 returnUrls: string[];
                                 redirectUris: string[];
                                 loginUrls: string[];
+                                /** @description OAUTH only (always listed for OAUTH, [] when none) */
+                                postLogoutRedirectUris?: string[];
+                                /** @description SAML only: the service provider's entity ID */
+                                entityId?: string;
+                                /** @description SAML only: the assertion consumer service URLs; the first is the default */
+                                acsUrls?: string[];
+                                /**
+                                 * @description SAML only
+                                 * @enum {string}
+                                 */
+                                nameIdFormat?: "emailAddress" | "persistent" | "unspecified";
+                                /** @description SAML only: where LogoutResponses go; "" when the service provider has no single logout */
+                                sloUrl?: string;
+                                /** @description SAML only: the PEM certificate its requests must be signed with; "" when none */
+                                spCertificate?: string;
                             }[];
                         };
                     };
@@ -4182,12 +4228,12 @@ export interface paths {
                         /** @description UUID */
                         applicationUuid: string;
                         /** @enum {string} */
-                        firstFactor: "MAGIC_LINK" | "PASSWORD";
+                        firstFactor: "MAGIC_LINK" | "PASSWORD" | "PASSKEY";
                         /**
                          * @default NONE
                          * @enum {string}
                          */
-                        secondFactor?: "NONE" | "AUTHENTICATOR_APP";
+                        secondFactor?: "NONE" | "AUTHENTICATOR_APP" | "PASSKEY" | "ANY";
                         /** @description A group name (matched case-insensitively); absent, null or "" for application-wide */
                         groupName?: string;
                     };
@@ -4208,9 +4254,9 @@ export interface paths {
                                 /** Format: uuid */
                                 applicationUuid: string;
                                 /** @enum {string} */
-                                firstFactor: "MAGIC_LINK" | "PASSWORD";
+                                firstFactor: "MAGIC_LINK" | "PASSWORD" | "PASSKEY";
                                 /** @enum {string} */
-                                secondFactor: "NONE" | "AUTHENTICATOR_APP";
+                                secondFactor: "NONE" | "AUTHENTICATOR_APP" | "PASSKEY" | "ANY";
                                 /** @description "" for the application-wide policy */
                                 groupName: string;
                             };
@@ -4399,9 +4445,9 @@ export interface paths {
                                 /** Format: uuid */
                                 applicationUuid: string;
                                 /** @enum {string} */
-                                firstFactor: "MAGIC_LINK" | "PASSWORD";
+                                firstFactor: "MAGIC_LINK" | "PASSWORD" | "PASSKEY";
                                 /** @enum {string} */
-                                secondFactor: "NONE" | "AUTHENTICATOR_APP";
+                                secondFactor: "NONE" | "AUTHENTICATOR_APP" | "PASSKEY" | "ANY";
                                 /** @description "" for the application-wide policy */
                                 groupName: string;
                             }[];
@@ -5665,6 +5711,1349 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/users/sessions/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: end every SSO session of a user (username or e-mail) on every node; the user's next sign-in starts afresh */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        username: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            status?: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The user does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            username: string;
+                            /** @enum {string} */
+                            status: "FAILED";
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/passkeys/getall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: a user's passkeys (username or e-mail): name, created and last used; no credential data */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        username: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            status?: string;
+                            passkeys?: {
+                                passkeyId?: string;
+                                name?: string;
+                                /** @description YYYY-MM-DDTHH:MMZ */
+                                creationDttm?: string;
+                                /** @description YYYY-MM-DDTHH:MMZ, or "" until the passkey is first used */
+                                lastUsedDttm?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/passkeys/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: remove one of a user's passkeys (passkeyId from users/passkeys/getall); it no longer signs in */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        username: string;
+                        passkeyId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            status?: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description The request is invalid: a field is missing, of the wrong type or refused; the message names it. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The signature (Customer-Key, Timestamp, Authorization) is missing, wrong or too old. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/audit/getall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The customer's audit events, newest first, one page at a time; events written meanwhile never shift a page */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        limit: number;
+                        /** @description nextCursor of the previous page; absent or "": the newest page */
+                        cursor?: string;
+                        /** @description An action or its prefix, e.g. "user." or "user.created" */
+                        action?: string;
+                        /** @description Epoch milliseconds, inclusive */
+                        from?: number;
+                        /** @description Epoch milliseconds, inclusive */
+                        to?: number;
+                        /** @description Only events whose target has this id (a user: its userId) */
+                        targetId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            events: {
+                                /** @description UUID */
+                                eventId: string;
+                                /** @description Epoch milliseconds */
+                                time: number;
+                                /** @description e.g. user.created (the catalogue: docs/audit-and-webhooks.md) */
+                                action: string;
+                                actor: {
+                                    /** @enum {string} */
+                                    type: "api" | "oauth-client" | "console" | "cli" | "scim" | "user" | "system";
+                                    id: string;
+                                };
+                                target: {
+                                    type: string;
+                                    id: string;
+                                    name: string;
+                                };
+                                ip: string;
+                                requestId: string;
+                                /** @description "" where the request had none */
+                                correlationId: string;
+                            }[];
+                            /** @description The next (older) page's cursor; "" at the end */
+                            nextCursor: string;
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a webhook endpoint for the audit events whose action starts with one of `events`; its signing secret is in this response only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        /** @description https:// (http:// only with LATCHKEY_WEBHOOKS_ALLOW_HTTP=true) */
+                        url: string;
+                        /** @description Action prefixes, e.g. ["user."]; ["*"] for every event */
+                        events: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            webhookId: string;
+                            /** @description whsec_…: shown once; verifies the webhook-signature header */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/getall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** List the customer's webhook endpoints in creation order (no secrets) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            webhooks: {
+                                /** @description wh_… */
+                                webhookId: string;
+                                url: string;
+                                events: string[];
+                                /** @description false once the endpoint answered 410 Gone */
+                                enabled: boolean;
+                                /** @description Epoch milliseconds */
+                                createdDttm: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a webhook endpoint and its deliveries; nothing more is sent to it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        webhookId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Not found for this customer */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -5725,6 +7114,18 @@ export interface paths {
                 };
                 /** @description invalid_client: unknown client or wrong secret */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            error_description: string;
+                        };
+                    };
+                };
+                /** @description invalid_request: the request body is over 256 KiB (the connection is then closed) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };

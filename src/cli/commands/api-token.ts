@@ -1,5 +1,5 @@
 /** `site api-token …`: create, list, revoke and purge a site user's API tokens from the shell. */
-import type { Composition } from '../../compose.ts';
+import type { Composition } from '../../compose/index.ts';
 import { Invalid, UserNotFound } from '../../lib/errors.ts';
 import { toWireToken } from '../../site/api-tokens/routes.ts';
 import { API_TOKEN_TYPES, type ApiTokenType } from '../../site/api-tokens/types.ts';
@@ -29,6 +29,7 @@ export const apiTokenCreate: Command = {
   name: 'site api-token create',
   usage: 'site api-token create --user U --name N --type basic|bearer [--expires-days D] [--customer-key K] [--json]',
   summary: "Create a site user's API token; prints the secret once.",
+  options: { 'user': "the site user who owns the token (username or e-mail)", 'name': "a label for the token (1 to 100 characters)", 'type': "basic (sent as Basic with the username) or bearer (sent alone as Bearer)", 'expires-days': "days until the token expires (default: the longest LATCHKEY_SITE_API_TOKEN_MAX_EXPIRY_DAYS allows)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const customerId = await siteCustomerId(args, app);
     const type = stringFlag(args, 'type', true);
@@ -55,6 +56,7 @@ export const apiTokenList: Command = {
   name: 'site api-token list',
   usage: 'site api-token list --user U [--customer-key K] [--json]',
   summary: "List a site user's API tokens (never their secrets).",
+  options: { 'user': "the site user whose tokens are listed (username or e-mail)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const customerId = await siteCustomerId(args, app);
     const user = await userOf(app, customerId, stringFlag(args, 'user', true));
@@ -72,6 +74,7 @@ export const apiTokenRevoke: Command = {
   name: 'site api-token revoke',
   usage: 'site api-token revoke --id N [--customer-key K] [--json]',
   summary: 'Revoke (delete) an API token; it stops working at once.',
+  options: { 'id': "the token's id, as create or list shows it", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const customerId = await siteCustomerId(args, app);
     const token = await app.services.apiTokens.revoke(customerId, positiveInt(args, 'id', true));
@@ -83,6 +86,7 @@ export const apiTokenPurgeExpired: Command = {
   name: 'site api-token purge-expired',
   usage: 'site api-token purge-expired [--user U] [--customer-key K] [--json]',
   summary: "Delete a user's expired API tokens; without --user, run the scheduler's purge once.",
+  options: { 'user': "delete this user's expired tokens; without it, run the scheduled purge for every customer", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const login = stringFlag(args, 'user');
     if (login === undefined) {

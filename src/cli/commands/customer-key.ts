@@ -1,5 +1,5 @@
 /** The customer a command works on, named by --customer-key (required). */
-import type { Composition } from '../../compose.ts';
+import type { Composition } from '../../compose/index.ts';
 import { NotFound } from '../../lib/errors.ts';
 import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
 

@@ -11,6 +11,7 @@ export const customerCreate: Command = {
   name: 'customer create',
   usage: 'customer create --email E [--password P] [--name N] [--json]',
   summary: 'Create a customer account; prints its customer key and API key once. Creates the data directory and database when they do not exist.',
+  options: { 'email': "the owner's e-mail, unique among customers: the owner signs in to the console with it", 'password': "the owner's console password (optional; it appears in the process list: prefer customer set-password)", 'name': "the customer's display name (default: the e-mail's domain)" },
   createsDatabase: true,
   async run(args, { app }) {
     const created = await app.services.customers.create({
@@ -29,6 +30,7 @@ export const customerList: Command = {
   name: 'customer list',
   usage: 'customer list [--json]',
   summary: 'List customer accounts (never their API keys).',
+  options: {  },
   async run(_args, { app }) {
     const customers = await app.services.customers.list(1000);
     return {
@@ -42,6 +44,7 @@ export const customerRotateKey: Command = {
   name: 'customer rotate-key',
   usage: 'customer rotate-key --customer-key K [--json]',
   summary: "Replace a customer's API key; prints the new key once.",
+  options: { 'customer-key': "the numeric customer key (customer list shows it)" },
   async run(args, { app }) {
     const customerKey = customerKeyFlag(args);
     const apiKey = await app.services.customers.rotateApiKey(customerKey);
@@ -53,6 +56,7 @@ export const customerPasswordExpiry: Command = {
   name: 'customer password-expiry',
   usage: 'customer password-expiry --customer-key K --days N|off [--json]',
   summary: "Set the customer's password expiry policy (days), or turn it off.",
+  options: { 'customer-key': "the numeric customer key (customer list shows it)", 'days': "days after a password change until it expires, or off for no expiry" },
   async run(args, { app }) {
     const customerKey = customerKeyFlag(args);
     const raw = stringFlag(args, 'days', true);

@@ -8,6 +8,7 @@ export const oauthClientCreate: Command = {
   name: 'oauth-client create',
   usage: 'oauth-client create --customer-key K --name N [--json]',
   summary: 'Create an OAuth client (client credentials for POST /oauth/token); prints its secret once.',
+  options: { 'customer-key': "the numeric customer key (customer list shows it)", 'name': "a label for the client (1 to 100 characters)" },
   async run(args, { app }) {
     const customerId = await customerIdOf(args, app);
     const { client, clientSecret } = await app.services.oauthClients.create(customerId, { name: stringFlag(args, 'name', true) });
@@ -22,6 +23,7 @@ export const oauthClientList: Command = {
   name: 'oauth-client list',
   usage: 'oauth-client list --customer-key K [--json]',
   summary: "List a customer's OAuth clients (never their secrets).",
+  options: { 'customer-key': "the numeric customer key (customer list shows it)" },
   async run(args, { app }) {
     const customerId = await customerIdOf(args, app);
     const clients = (await app.services.oauthClients.list(customerId)).map(toWireClient);
@@ -36,6 +38,7 @@ export const oauthClientDelete: Command = {
   name: 'oauth-client delete',
   usage: 'oauth-client delete --customer-key K --client-id ID [--json]',
   summary: 'Delete an OAuth client; its secret stops working at once.',
+  options: { 'customer-key': "the numeric customer key (customer list shows it)", 'client-id': "the client's id, as create or list shows it" },
   async run(args, { app }) {
     const customerId = await customerIdOf(args, app);
     const clientId = stringFlag(args, 'client-id', true);

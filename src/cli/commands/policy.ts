@@ -8,14 +8,15 @@ import { customerIdOf } from './customer-key.ts';
 
 export const policyCreate: Command = {
   name: 'policy create',
-  usage: 'policy create --customer-key K --app UUID --first-factor MAGIC_LINK|PASSWORD [--second-factor NONE|AUTHENTICATOR_APP] [--group G] [--json]',
+  usage: 'policy create --customer-key K --app UUID --first-factor MAGIC_LINK|PASSWORD|PASSKEY [--second-factor NONE|AUTHENTICATOR_APP|PASSKEY|ANY] [--group G] [--json]',
   summary: "Create an application's login policy, for one group (--group) or application-wide.",
+  options: { 'customer-key': "the numeric customer key (customer list shows it)", 'app': "the application's UUID (app list shows it)", 'first-factor': "MAGIC_LINK (an e-mailed link), PASSWORD or PASSKEY (username-less, with user verification)", 'second-factor': "NONE (default), AUTHENTICATOR_APP (a code from the user's authenticator app), PASSKEY, or ANY (either)", 'group': "the group whose members the policy is for (need not exist yet); without it, every user of the application" },
   async run(args, { app }) {
     const customerId = await customerIdOf(args, app);
     const firstFactor = stringFlag(args, 'first-factor', true).toUpperCase();
-    if (!FIRST_FACTORS.includes(firstFactor as FirstFactor)) throw new UsageError('--first-factor must be MAGIC_LINK or PASSWORD');
+    if (!FIRST_FACTORS.includes(firstFactor as FirstFactor)) throw new UsageError(`--first-factor must be one of ${FIRST_FACTORS.join(', ')}`);
     const secondFactor = (stringFlag(args, 'second-factor') ?? 'NONE').toUpperCase();
-    if (!SECOND_FACTORS.includes(secondFactor as SecondFactor)) throw new UsageError('--second-factor must be NONE or AUTHENTICATOR_APP');
+    if (!SECOND_FACTORS.includes(secondFactor as SecondFactor)) throw new UsageError(`--second-factor must be one of ${SECOND_FACTORS.join(', ')}`);
     const policy = toWirePolicy(await app.services.policies.create(customerId, {
       applicationUuid: stringFlag(args, 'app', true),
       firstFactor: firstFactor as FirstFactor,
@@ -31,6 +32,7 @@ export const policyList: Command = {
   name: 'policy list',
   usage: 'policy list --customer-key K [--json]',
   summary: "List a customer's login policies.",
+  options: { 'customer-key': "the numeric customer key (customer list shows it)" },
   async run(args, { app }) {
     const customerId = await customerIdOf(args, app);
     const policies = (await app.services.policies.list(customerId)).map(toWirePolicy);
@@ -46,6 +48,7 @@ export const policyDelete: Command = {
   name: 'policy delete',
   usage: 'policy delete --customer-key K --id N [--json]',
   summary: 'Delete a login policy.',
+  options: { 'customer-key': "the numeric customer key (customer list shows it)", 'id': "the policy's id, as create or list shows it" },
   async run(args, { app }) {
     const customerId = await customerIdOf(args, app);
     const policyId = parsePolicyId(stringFlag(args, 'id', true));

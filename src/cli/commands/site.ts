@@ -1,8 +1,9 @@
-import type { Composition } from '../../compose.ts';
+import type { Composition } from '../../compose/index.ts';
 import { SITE_METHODS, type SiteMethod } from '../../config.ts';
 import { NotFound } from '../../lib/errors.ts';
 import { toWireKey } from '../../site/api-keys/routes.ts';
-import { isProviderConfigured, JWKS_PATH, resolveSiteCustomer, SiteCustomerUnresolved } from '../../site/app.ts';
+import { isProviderConfigured, resolveSiteCustomer, SiteCustomerUnresolved } from '../../compose/site.ts';
+import { JWKS_PATH } from '../../site/app.ts';
 import type { SiteSettingChanges } from '../../site/settings/service.ts';
 import type { ParsedArgs } from '../args.ts';
 import { stringFlag, UsageError } from '../args.ts';
@@ -33,6 +34,7 @@ export const siteApiKeyCreate: Command = {
   name: 'site api-key create',
   usage: 'site api-key create [--user USERNAME] [--name N] [--expires-days D] [--customer-key K] [--json]',
   summary: "Create a site API key (the default read-only key, or a user's); prints it once.",
+  options: { 'user': "the site user the key acts as (username or e-mail); without it, the site's default read-only key", 'name': "a label for the key, shown by list", 'expires-days': "days until the key expires (default: never)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const customerId = await siteCustomerId(args, app);
     const days = positiveInt(args, 'expires-days');
@@ -53,6 +55,7 @@ export const siteApiKeyList: Command = {
   name: 'site api-key list',
   usage: 'site api-key list [--user USERNAME] [--customer-key K] [--json]',
   summary: 'List site API keys (never the keys themselves).',
+  options: { 'user': "only this user's keys (username or e-mail)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const customerId = await siteCustomerId(args, app);
     const login = stringFlag(args, 'user');
@@ -74,6 +77,7 @@ export const siteApiKeyRevoke: Command = {
   name: 'site api-key revoke',
   usage: 'site api-key revoke --id N [--customer-key K] [--json]',
   summary: 'Revoke a site API key; it stops working at once.',
+  options: { 'id': "the key's id, as create or list shows it", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
   async run(args, { app }) {
     const customerId = await siteCustomerId(args, app);
     const id = positiveInt(args, 'id');
@@ -87,6 +91,7 @@ export const siteConfigShow: Command = {
   name: 'site config',
   usage: 'site config [--json]',
   summary: 'Show the effective content-site settings (environment and CLI settings; never secrets).',
+  options: {  },
   async run(_args, { app }) {
     const { config: site, fromCli } = await app.services.siteSettings.effective(app.config.site);
     const siteUrl = app.config.siteUrl;
@@ -150,6 +155,7 @@ export const siteConfigSet: Command = {
   name: 'site config set',
   usage: 'site config set [--methods jwt,provider,apikey,apitoken] [--jwt-ttl-seconds N] [--jwt-header H] [--apikey-header H] [--editor-group G] [--editor-roles R1,R2] [--admin-group G] [--json]',
   summary: 'Change content-site settings for every node (applied when the site starts).',
+  options: { 'methods': "enabled credential methods, comma-separated: jwt, provider, apikey, apitoken", 'jwt-ttl-seconds': "lifetime of the JWTs the token endpoint issues, in seconds", 'jwt-header': "the request header that carries JWTs (default Authorization)", 'apikey-header': "the request header that carries API keys (default Authorization)", 'editor-group': "the group whose members may write posts", 'editor-roles': "the user roles that may write posts, comma-separated", 'admin-group': "the group whose members administer the site's API keys and tokens" },
   async run(args, { app }) {
     const list = (name: string) => stringFlag(args, name)?.split(',').map((v) => v.trim()).filter(Boolean);
     const ttl = positiveInt(args, 'jwt-ttl-seconds');
@@ -173,6 +179,7 @@ export const siteConfigReset: Command = {
   name: 'site config reset',
   usage: 'site config reset [--json]',
   summary: 'Forget the settings made with `site config set`: the environment applies again.',
+  options: {  },
   async run(_args, { app }) {
     await app.services.siteSettings.reset();
     return { json: { reset: true }, text: 'Site settings reset to the environment. Restart the site to apply.' };

@@ -9,7 +9,8 @@ import { Invalid, NotFound } from '../../lib/errors.ts';
 import { checkPasswordRule, hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import { buildOtpauthUri, generateTotpSecret, verifyTotp } from '../../identity/mfa/totp.ts';
-import { createLoginThrottle, type LoginAttempt, type LoginThrottle, type Reservation } from '../../site/token/throttle.ts';
+import { createLoginThrottle, type LoginAttempt, type LoginThrottle, type Reservation } from '../../store/throttles/login.ts';
+import type { Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
 import type { ThrottleStore } from '../../store/throttles/types.ts';
 import * as repo from './repo.ts';
@@ -38,6 +39,10 @@ export interface Enrolment {
 export interface ConsoleOwnersService {
   /** @throws NotFound (customer), Invalid (password rule). */
   setPassword(customerKey: string, password: string): Promise<{ customerId: number; email: string }>;
+  /** The hash of a new console password, for storePasswordHash. @throws Invalid (password rule). */
+  hashNewPassword(password: string): Promise<string>;
+  /** Stores a hash from hashNewPassword, in the caller's transaction (the first sign-in link's). */
+  storePasswordHash(db: Executor, customerId: number, hash: string): Promise<void>;
   /**
    * Checks e-mail and password, the attempt reserved first (one atomic operation) so a throttled
    * caller costs no argon2 run. An unknown e-mail takes as long as a wrong password.
@@ -62,7 +67,7 @@ export function createConsoleOwnersService(deps: {
   db: Kysely<Database>;
   clock: Clock;
   sealer: Sealer;
-  /** Where the default throttle counts (compose.ts: Redis when configured); default: the database. */
+  /** Where the default throttle counts (compose/index.ts: Redis when configured); default: the database. */
   throttles?: ThrottleStore;
   /** Default: 5 attempts per owner, 50 per address, blocks doubling up to 15 minutes. */
   throttle?: LoginThrottle;
@@ -86,6 +91,13 @@ export function createConsoleOwnersService(deps: {
       await repo.setPasswordHash(db, row.customerId, await hashPassword(password), clock.now());
       return { customerId: row.customerId, email: row.email };
     },
+
+    async hashNewPassword(password) {
+      checkPasswordRule(password);
+      return hashPassword(password);
+    },
+
+    storePasswordHash: (executor, customerId, hash) => repo.setPasswordHash(executor, customerId, hash, clock.now()),
 
     async checkPassword(email, password, clientAddress) {
       const normalised = email.trim().toLowerCase();

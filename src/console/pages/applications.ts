@@ -1,138 +1,122 @@
 /**
- * Applications (JWT, OAUTH, SAML) and their login policies. An OAUTH application's client secret is
- * shown once, on the page that answers its creation.
+ * Applications (JWT, OAUTH, SAML): the list, each a link to its page (applications/application-page.ts:
+ * edit, login policies, delete), and Create application. An OAUTH application's client secret is shown
+ * once, on the page that answers its creation.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { APPLICATION_TYPES, type ApplicationType } from '../../identity/applications/types.ts';
-import { FIRST_FACTORS, SECOND_FACTORS, type FirstFactor, type SecondFactor } from '../../identity/policies/types.ts';
-import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { findApplicationProblems } from '../../identity/applications/service.ts';
+import { APPLICATION_TYPES, type ApplicationInput, type ApplicationType } from '../../identity/applications/types.ts';
+import { APPLICATION_NAME } from '../../identity/applications/rules.ts';
+import { Conflict, Invalid } from '../../lib/errors.ts';
 import { field, owner, pageContext, query, sendPage, type ConsoleContext } from '../context.ts';
-import { html, type Fragment } from '../html.ts';
-import { consolePage, csrfField, postButton, type Notice } from '../layout.ts';
+import { html } from '../html.ts';
+import { consolePage, csrfField, type Notice } from '../layout.ts';
+import { applicationPageRoutes } from './applications/application-page.ts';
+import { describeProblem, urlLines } from './applications/form.ts';
+import { NO_SAML_VALUES, readSamlForm, samlFields, samlInput, type SamlFormValues } from './applications/saml-fields.ts';
+import { ENTITY_ID_TAKEN, TYPE_WORDS, type SamlFieldName } from './applications/words.ts';
+import { errorNotices, fieldError, fieldState, plural, REQUIRED, REQUIRED_NOTE, type FieldErrors } from '../forms.ts';
 
-const NOTICES: Record<string, string> = {
-  deleted: 'Application deleted.', 'policy-created': 'Login policy created.', 'policy-deleted': 'Login policy deleted.',
+interface CreateState { status?: number; errors?: FieldErrors; values?: Record<'name' | 'type' | 'urls' | 'loginUrls' | 'postLogoutRedirectUris', string> & { saml: SamlFormValues } }
+
+/** The create form's element ids of the SAML settings. */
+const SAML_IDS: Record<SamlFieldName, string> = {
+  entityId: 'app-entity-id', acsUrls: 'app-acs-urls', nameIdFormat: 'app-name-id-format', sloUrl: 'app-slo-url', spCertificate: 'app-sp-certificate', spMetadata: 'app-sp-metadata',
 };
-const lines = (text: string) => text.split(/[\r\n]+/).map((l) => l.trim()).filter(Boolean);
+const LIST_IDS: Record<string, string> = { name: 'app-name', loginUrls: 'app-login-urls', postLogoutRedirectUris: 'app-logout-urls', ...SAML_IDS };
 
 export function applicationRoutes(ctx: ConsoleContext) {
   return async (app: FastifyInstance): Promise<void> => {
     const { applications, policies } = ctx.services;
 
-    const listPage = async (request: FastifyRequest, reply: FastifyReply, opts: { status?: number; notices?: Notice[]; secret?: Fragment } = {}) => {
+    const listPage = async (request: FastifyRequest, reply: FastifyReply, state: CreateState = {}) => {
       const me = owner(request);
       const page = pageContext(ctx, request, reply);
       const [apps, rules] = await Promise.all([applications.list(me.customerId), policies.list(me.customerId)]);
-      const done = query(request, 'done');
-      const list = opts.notices ?? (NOTICES[done] ? [{ kind: 'notice' as const, text: NOTICES[done]! }] : []);
-      const appName = new Map(apps.map((a) => [a.uuid, a.name]));
-      return sendPage(reply, opts.status ?? 200, consolePage(page, 'applications', 'Applications', html`
-${opts.secret ?? ''}
+      const notices: Notice[] = query(request, 'done') === 'deleted' ? [{ kind: 'notice', text: 'Application deleted.' }] : [];
+      const errors = state.errors ?? {};
+      const values = state.values ?? { name: '', type: 'JWT', urls: '', loginUrls: '', postLogoutRedirectUris: '', saml: NO_SAML_VALUES };
+      const policyCount = (uuid: string) => rules.filter((r) => r.applicationUuid === uuid).length;
+      return sendPage(reply, state.status ?? 200, consolePage(page, 'applications', 'Applications', html`
 ${apps.length === 0 ? html`<p>No applications yet.</p>` : html`
 <table>
-<thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Application id</th><th scope="col">URLs</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
-<tbody>${apps.map((a) => html`<tr><td>${a.name}</td><td>${a.type}</td><td><code>${a.uuid}</code></td><td>${[...a.returnUrls, ...a.redirectUris, ...a.loginUrls].join(' ')}</td>
-<td><form method="get" action="${ctx.root}/applications/${a.uuid}/delete"><button type="submit" class="secondary">Delete ${a.name}</button></form></td></tr>`)}</tbody>
-</table>`}
+<thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Login policies</th><th scope="col">Application id</th></tr></thead>
+<tbody>${apps.map((a) => html`<tr><td><a href="${ctx.root}/applications/${a.uuid}">${a.name}</a></td><td>${TYPE_WORDS[a.type]}</td><td>${plural(policyCount(a.uuid), 'policy', 'policies')}</td><td><code>${a.uuid}</code></td></tr>`)}</tbody>
+</table>
+<p>${plural(apps.length, 'application')}.</p>`}
 <h2>Create application</h2>
+${REQUIRED_NOTE}
 <form method="post" action="${ctx.root}/applications">
 ${csrfField(page)}
-<label for="app-name">Application name</label><input id="app-name" name="name" type="text" required maxlength="255">
-<label for="app-type">Type</label><select id="app-type" name="type">${APPLICATION_TYPES.map((t) => html`<option>${t}</option>`)}</select>
+<label for="app-name">Application name${REQUIRED}</label><input id="app-name" name="name" type="text" required maxlength="${APPLICATION_NAME.maxLength}" value="${values.name}"${fieldState(errors, 'app-name')}>
+${fieldError(errors, 'app-name')}
+<label for="app-type">Type</label><select id="app-type" name="type">${APPLICATION_TYPES.map((t) => html`<option value="${t}"${t === values.type ? ' selected' : ''}>${TYPE_WORDS[t]}</option>`)}</select>
 <label for="app-urls">Return or redirect URLs</label>
-<textarea id="app-urls" name="urls" aria-describedby="app-urls-help"></textarea>
+<textarea id="app-urls" name="urls"${fieldState(errors, 'app-urls', 'app-urls-help')}>${values.urls}</textarea>
+${fieldError(errors, 'app-urls')}
 <p id="app-urls-help" class="muted">One per line. JWT: where the magic-link landing may send the user with the token. OAUTH: the client's redirect URIs.</p>
 <label for="app-login-urls">Login URLs (OAUTH)</label>
-<textarea id="app-login-urls" name="loginUrls"></textarea>
+<textarea id="app-login-urls" name="loginUrls"${fieldState(errors, 'app-login-urls')}>${values.loginUrls}</textarea>
+${fieldError(errors, 'app-login-urls')}
+<label for="app-logout-urls">Post-logout redirect URIs (OAUTH)</label>
+<textarea id="app-logout-urls" name="postLogoutRedirectUris"${fieldState(errors, 'app-logout-urls', 'app-logout-urls-help')}>${values.postLogoutRedirectUris}</textarea>
+${fieldError(errors, 'app-logout-urls')}
+<p id="app-logout-urls-help" class="muted">One per line. Where signing out at the identity provider may send the browser back.</p>
+<fieldset><legend>SAML service provider (SAML applications)</legend>
+${samlFields(values.saml, errors, (f) => SAML_IDS[f], 'Or paste the service provider\'s metadata (XML) here instead of Entity ID, ACS URLs, Single logout URL and SP certificate; the NameID format chosen above applies.')}
+</fieldset>
 <div class="actions"><button type="submit">Create application</button></div>
 </form>
-
-<h2>Login policies</h2>
-${rules.length === 0 ? html`<p>No login policies yet.</p>` : html`
-<table>
-<thead><tr><th scope="col">Application</th><th scope="col">Group</th><th scope="col">First factor</th><th scope="col">Second factor</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
-<tbody>${rules.map((r) => html`<tr><td>${appName.get(r.applicationUuid) ?? r.applicationUuid}</td><td>${r.groupName ?? 'Everyone else'}</td><td>${r.firstFactor}</td><td>${r.secondFactor}</td>
-<td>${postButton(page, `/applications/policies/${r.id}/delete`, `Delete policy ${r.id}`, { secondary: true })}</td></tr>`)}</tbody>
-</table>`}
-${apps.length === 0 ? '' : html`
-<h2>Create login policy</h2>
-<form method="post" action="${ctx.root}/applications/policies">
-${csrfField(page)}
-<label for="policy-app">Application</label><select id="policy-app" name="application">${apps.map((a) => html`<option value="${a.uuid}">${a.name}</option>`)}</select>
-<label for="policy-group">Group (empty: everyone without a group policy)</label><input id="policy-group" name="group" type="text" maxlength="255">
-<label for="policy-first">First factor</label><select id="policy-first" name="firstFactor">${FIRST_FACTORS.map((f) => html`<option>${f}</option>`)}</select>
-<label for="policy-second">Second factor</label><select id="policy-second" name="secondFactor">${SECOND_FACTORS.map((f) => html`<option>${f}</option>`)}</select>
-<div class="actions"><button type="submit">Create policy</button></div>
-</form>`}
-`, list));
+`, [...notices, ...errorNotices(errors)]));
     };
 
     app.get('/applications', async (request, reply) => listPage(request, reply));
 
     app.post('/applications', async (request, reply) => {
-      const type = field(request.body, 'type') as ApplicationType;
       const body = request.body as Record<string, unknown> | undefined;
-      const urls = lines(typeof body?.urls === 'string' ? body.urls : '');
-      try {
-        if (!APPLICATION_TYPES.includes(type)) throw new Invalid('type', `must be one of ${APPLICATION_TYPES.join(', ')}`);
-        const created = await applications.create(owner(request).customerId, {
-          name: field(request.body, 'name'),
-          type,
-          ...(type === 'JWT' ? { returnUrls: urls } : type === 'OAUTH' ? { redirectUris: urls, loginUrls: lines(typeof body?.loginUrls === 'string' ? body.loginUrls : '') } : {}),
-        });
-        const a = created.application;
-        return listPage(request, reply, {
-          notices: [{ kind: 'notice', text: `Application ${a.name} created.` }],
-          secret: created.clientSecret ? html`<div class="notice" role="status"><p><strong>Client secret of ${a.name}</strong> (shown once; copy it now):</p>
-<p>client_id <code class="secret" id="client-id">${a.uuid}</code></p><p>client_secret <code class="secret" id="client-secret">${created.clientSecret}</code></p></div>` : '',
-        });
-      } catch (error) {
-        if (error instanceof Invalid || error instanceof Conflict) return listPage(request, reply, { status: 400, notices: [{ kind: 'error', text: error.message }] });
-        throw error;
-      }
-    });
-
-    const uuidParam = (request: FastifyRequest) => {
-      const uuid = (request.params as { uuid: string }).uuid;
-      if (!/^[0-9a-f-]{36}$/.test(uuid)) throw new NotFound('application');
-      return uuid;
-    };
-
-    app.get('/applications/:uuid/delete', async (request, reply) => {
-      const a = await applications.getByUuid(ctx.db, owner(request).customerId, uuidParam(request));
-      const page = pageContext(ctx, request, reply);
-      return sendPage(reply, 200, consolePage(page, 'applications', `Delete ${a.name}?`, html`
-<p>The application <strong>${a.name}</strong> is deleted with its login policies and its open magic links. This cannot be undone.</p>
-<div class="actions">${postButton(page, `/applications/${a.uuid}/delete`, 'Delete', { danger: true })}<a href="${ctx.root}/applications">Cancel</a></div>`));
-    });
-
-    app.post('/applications/:uuid/delete', async (request, reply) => {
-      await applications.delete(owner(request).customerId, uuidParam(request));
-      return reply.redirect(`${ctx.root}/applications?done=deleted`, 303);
-    });
-
-    app.post('/applications/policies', async (request, reply) => {
-      try {
-        const firstFactor = field(request.body, 'firstFactor') as FirstFactor;
-        const secondFactor = field(request.body, 'secondFactor') as SecondFactor;
-        const group = field(request.body, 'group');
-        await policies.create(owner(request).customerId, {
-          applicationUuid: field(request.body, 'application'), firstFactor, secondFactor, ...(group ? { groupName: group } : {}),
-        });
-      } catch (error) {
-        if (error instanceof Invalid || error instanceof Conflict || error instanceof NotFound) {
-          return listPage(request, reply, { status: 400, notices: [{ kind: 'error', text: error.message }] });
+      const text = (name: string) => (typeof body?.[name] === 'string' ? body[name] as string : '');
+      const values = {
+        name: field(body, 'name'), type: field(body, 'type'), urls: text('urls'), loginUrls: text('loginUrls'), postLogoutRedirectUris: text('postLogoutRedirectUris'),
+        saml: readSamlForm(body),
+      };
+      const type = values.type as ApplicationType;
+      const urls = urlLines(values.urls);
+      // The NameID format is picked, never typed: other types leave it out.
+      const { nameIdFormat, ...samlTyped } = samlInput(values.saml, { metadataReplaces: false });
+      // Nothing typed is dropped: URLs a type does not use are refused beside their field.
+      const input: ApplicationInput = {
+        name: values.name,
+        type,
+        ...(type === 'OAUTH' ? { redirectUris: urls } : { returnUrls: urls }),
+        loginUrls: urlLines(values.loginUrls),
+        postLogoutRedirectUris: urlLines(values.postLogoutRedirectUris),
+        ...samlTyped,
+        ...(type === 'SAML' ? { nameIdFormat } : {}),
+      };
+      const errors: FieldErrors = {};
+      if (!APPLICATION_TYPES.includes(type)) errors['app-type'] = `Type must be one of ${APPLICATION_TYPES.join(', ')}`;
+      else {
+        // Every broken rule at once, each beside its field; the service checks them again.
+        for (const problem of findApplicationProblems(input)) {
+          const { list, message } = describeProblem(problem, input, 'Application name', type === 'OAUTH' && problem.field.startsWith('redirectUris') ? 'Redirect URIs' : undefined);
+          errors[LIST_IDS[list] ?? 'app-urls'] ??= message;
         }
+      }
+      if (Object.keys(errors).length > 0) return listPage(request, reply, { status: 400, errors, values });
+      try {
+        const created = await applications.create(owner(request).customerId, input);
+        if (!created.clientSecret) return reply.redirect(`${ctx.root}/applications/${created.application.uuid}?done=created`, 303);
+        // Shown once, on this answer: the secret is not stored, so no later page can show it.
+        return showSecret(request, reply, created.application, created.clientSecret);
+      } catch (error) {
+        // Another application has the SP's entity ID: said beside where it came from.
+        if (error instanceof Conflict) return listPage(request, reply, { status: 400, errors: { [SAML_IDS[input.spMetadata ? 'spMetadata' : 'entityId']]: ENTITY_ID_TAKEN }, values });
+        if (error instanceof Invalid) return listPage(request, reply, { status: 400, errors: { 'app-name': error.message }, values });
         throw error;
       }
-      return reply.redirect(`${ctx.root}/applications?done=policy-created`, 303);
     });
 
-    app.post('/applications/policies/:id/delete', async (request, reply) => {
-      const id = (request.params as { id: string }).id;
-      if (!/^[0-9]{1,15}$/.test(id)) throw new NotFound('policy');
-      await policies.delete(owner(request).customerId, Number(id));
-      return reply.redirect(`${ctx.root}/applications?done=policy-deleted`, 303);
-    });
+    const { routes, showSecret } = applicationPageRoutes(ctx);
+    await app.register(routes);
   };
 }

@@ -24,7 +24,8 @@ ${csrfField(page)}
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit">Sign in</button></div>
-</form>`, list));
+</form>
+<p><a href="${ctx.root}/sign-in/passkey">Sign in with a passkey</a></p>`, list));
     };
     const codeForm = (request: FastifyRequest, reply: FastifyReply, status: number, list?: Notice[]) => {
       const page = pageContext(ctx, request, reply);

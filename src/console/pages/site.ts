@@ -14,7 +14,8 @@ import { consolePage, csrfField, postButton, type Notice } from '../layout.ts';
 const METHOD_NAMES: Record<SiteMethod, string> = {
   jwt: 'JWTs from the token endpoint', provider: 'Third-party provider tokens', apikey: 'API keys', apitoken: 'API tokens',
 };
-const NOTICES: Record<string, string> = { saved: 'Site settings saved.', revoked: 'API key revoked.' };
+// The content site reads its settings when it starts (compose/site.ts): a saved change waits for a restart.
+const NOTICES: Record<string, string> = { saved: 'Site settings saved. They apply when the server restarts.', revoked: 'API key revoked.' };
 
 export function siteRoutes(ctx: ConsoleContext, base: SiteConfig | undefined) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -42,6 +43,7 @@ ${SITE_METHODS.map((m) => html`<div class="check"><input type="checkbox" id="met
 <label for="jwt-ttl">JWT lifetime (seconds)</label><input id="jwt-ttl" name="jwtTtlSeconds" type="number" min="60" max="2592000" value="${settings.jwtTtlSeconds}">
 <label for="editor-group">Editor group</label><input id="editor-group" name="editorGroup" type="text" value="${settings.editorGroup}">
 <label for="admin-group">Admin group</label><input id="admin-group" name="adminGroup" type="text" value="${settings.adminGroup}">
+<p class="muted" id="site-settings-restart">The content site reads these settings when it starts: a change applies after a restart of the server.</p>
 <div class="actions"><button type="submit">Save site settings</button></div>
 </form>
 <h2>API-token restrictions</h2>

@@ -1,9 +1,13 @@
 /** HTTP for /admin/applications/create|getall|delete (DESIGN: Admin API extension). Wire shapes only. */
 import type { FastifyInstance } from 'fastify';
-import { customerKeySchema, nameString } from '../../http/schemas.ts';
+import { customerKeySchema } from '../../http/schemas.ts';
+import { textSchema } from '../../lib/text-rules.ts';
+import { APPLICATION_NAME } from './rules.ts';
+import { MAX_ENTITY_ID_LENGTH, MAX_SP_CERTIFICATE_LENGTH, MAX_SP_METADATA_LENGTH } from './saml-rules.ts';
 import { deletedResponse, errorResponses, successResponse, urlList, uuidString } from './schemas.ts';
 import type { ApplicationsService } from './service.ts';
-import { APPLICATION_TYPES, type Application, type ApplicationInput } from './types.ts';
+import { APPLICATION_TYPES, NAME_ID_FORMATS, type Application, type ApplicationInput } from './types.ts';
+import { MAX_URL_LENGTH } from './urls.ts';
 
 const applicationSchema = {
   type: 'object',
@@ -15,6 +19,12 @@ const applicationSchema = {
     returnUrls: { type: 'array', items: { type: 'string' } },
     redirectUris: { type: 'array', items: { type: 'string' } },
     loginUrls: { type: 'array', items: { type: 'string' } },
+    postLogoutRedirectUris: { type: 'array', items: { type: 'string' }, description: 'OAUTH only (always listed for OAUTH, [] when none)' },
+    entityId: { type: 'string', description: 'SAML only: the service provider\'s entity ID' },
+    acsUrls: { type: 'array', items: { type: 'string' }, description: 'SAML only: the assertion consumer service URLs; the first is the default' },
+    nameIdFormat: { type: 'string', enum: NAME_ID_FORMATS, description: 'SAML only' },
+    sloUrl: { type: 'string', description: 'SAML only: where LogoutResponses go; "" when the service provider has no single logout' },
+    spCertificate: { type: 'string', description: 'SAML only: the PEM certificate its requests must be signed with; "" when none' },
   },
 } as const;
 
@@ -27,6 +37,16 @@ export function toWireApplication(app: Application) {
     returnUrls: app.returnUrls,
     redirectUris: app.redirectUris,
     loginUrls: app.loginUrls,
+    // OAUTH only: the other types have no logout redirect, so the field is not shown for them.
+    ...(app.type === 'OAUTH' ? { postLogoutRedirectUris: app.postLogoutRedirectUris } : {}),
+    // SAML only, every setting always listed: "" for what the service provider does not have.
+    ...(app.saml ? {
+      entityId: app.saml.entityId,
+      acsUrls: app.saml.acsUrls,
+      nameIdFormat: app.saml.nameIdFormat,
+      sloUrl: app.saml.sloUrl ?? '',
+      spCertificate: app.saml.spCertificate ?? '',
+    } : {}),
   };
 }
 
@@ -35,21 +55,31 @@ export async function applicationRoutes(app: FastifyInstance, opts: { applicatio
   const tags = ['Applications'];
 
   app.post('/admin/applications/create', {
+    // PEM and metadata XML are text of several lines.
+    config: { multilineFields: ['spCertificate', 'spMetadata'] },
     schema: {
       tags,
       summary: 'Create an application; an OAUTH application\'s clientSecret is in this response only',
-      description: 'JWT needs at least one returnUrl; OAUTH at least one redirectUri (loginUrls optional); SAML takes no URLs. '
-        + 'A list another type uses must be absent or empty.',
+      description: 'JWT needs at least one returnUrl; OAUTH at least one redirectUri (loginUrls and postLogoutRedirectUris optional); '
+        + 'SAML an entityId and at least one acsUrl (nameIdFormat, sloUrl and spCertificate optional), or instead spMetadata (nameIdFormat may come along). '
+        + 'A list or field another type uses must be absent or empty. A SAML entityId the customer already has is 409.',
       body: {
         type: 'object',
         required: ['customerKey', 'name', 'type'],
         properties: {
           customerKey: customerKeySchema,
-          name: nameString(100),
+          name: textSchema(APPLICATION_NAME),
           type: { type: 'string', enum: APPLICATION_TYPES },
           returnUrls: urlList('JWT: where the landing may send the user with the id_token'),
           redirectUris: urlList('OAUTH: the OpenID client\'s registered redirect URIs'),
           loginUrls: urlList('OAUTH: the application\'s login URLs; the first is the landing\'s default target'),
+          postLogoutRedirectUris: urlList('OAUTH: where RP-initiated logout may send the browser back; a post_logout_redirect_uri must equal one of them exactly'),
+          entityId: { type: 'string', maxLength: MAX_ENTITY_ID_LENGTH, description: 'SAML: the service provider\'s entity ID (a URI or URN; the AuthnRequest\'s Issuer and the Assertion\'s audience), unique per customer' },
+          acsUrls: urlList('SAML: the assertion consumer service URLs (1 to 20) the Response may be posted to; the first is the default'),
+          nameIdFormat: { type: 'string', enum: NAME_ID_FORMATS, description: 'SAML: the NameID sent: emailAddress (the e-mail, the default), persistent (an opaque identifier stable per user and application), unspecified (the username)' },
+          sloUrl: { type: 'string', maxLength: MAX_URL_LENGTH, description: 'SAML: where the LogoutResponse of single logout goes (optional)' },
+          spCertificate: { type: 'string', maxLength: MAX_SP_CERTIFICATE_LENGTH, description: 'SAML: the PEM X.509 certificate (RSA) the service provider signs its requests with; when set, unsigned AuthnRequests are refused (optional)' },
+          spMetadata: { type: 'string', maxLength: MAX_SP_METADATA_LENGTH, description: 'SAML: the service provider\'s metadata XML (md:EntityDescriptor), instead of entityId, acsUrls, sloUrl and spCertificate: they are read from its SPSSODescriptor (HTTP-POST AssertionConsumerServices, SingleLogoutService, signing KeyDescriptor, NameIDFormat)' },
         },
       },
       response: {
@@ -57,13 +87,16 @@ export async function applicationRoutes(app: FastifyInstance, opts: { applicatio
           application: applicationSchema,
           clientSecret: { type: 'string', description: 'OAUTH only, shown once: the OpenID client secret (client_id is applicationUuid)' },
         }, ['application']),
-        ...errorResponses(),
+        ...errorResponses(409),
       },
     },
   }, async (request, reply) => {
     const body = request.body as ApplicationInput;
     const created = await applications.create(request.customer.id, {
       name: body.name, type: body.type, returnUrls: body.returnUrls, redirectUris: body.redirectUris, loginUrls: body.loginUrls,
+      postLogoutRedirectUris: body.postLogoutRedirectUris,
+      entityId: body.entityId, acsUrls: body.acsUrls, nameIdFormat: body.nameIdFormat, sloUrl: body.sloUrl,
+      spCertificate: body.spCertificate, spMetadata: body.spMetadata,
     });
     request.log.info({ applicationUuid: created.application.uuid, type: created.application.type }, 'application created');
     const wire = { status: 'SUCCESS', application: toWireApplication(created.application) };

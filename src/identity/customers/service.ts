@@ -12,6 +12,8 @@ import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import * as repo from './repo.ts';
+import type { AuditRecorder } from '../../audit/service.ts';
+import { customerTarget } from '../../audit/targets.ts';
 import type { Customer, CustomerWithApiKey } from './types.ts';
 
 export type AuthenticatedCustomer = Customer;
@@ -42,7 +44,7 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 /**
  * The longest a node keeps a customer and its API key, whatever cacheMs asks: this cache is not told
  * of changes made on other nodes, and an API key rotated there must stop working here within 2 s
- * (issue 13). Counted on a monotonic clock: the bound is real time, not the clock of the service.
+ * (issue 13). Counted on the service's clock (real time in production; tests move theirs).
  */
 export const MAX_CUSTOMER_CACHE_MS = 1000;
 
@@ -55,8 +57,10 @@ export function createCustomersService(deps: {
   /** How long a node keeps a customer for signature checks; at most MAX_CUSTOMER_CACHE_MS. */
   cacheMs: number;
   createDefaultGroup: (trx: Executor, customerId: number) => Promise<void>;
+  /** A rotation records customer.apikey.rotated (never the key). */
+  audit: AuditRecorder;
 }): CustomersService {
-  const cache = new Map<string, { value: CustomerWithApiKey | undefined; until: number }>();
+  const cache = new Map<string, { value: CustomerWithApiKey | undefined; readAt: number }>();
   const cacheMs = Math.min(deps.cacheMs, MAX_CUSTOMER_CACHE_MS);
   const aad = (customerKey: string) => `customer-api-key:${customerKey}`;
 
@@ -92,14 +96,15 @@ export function createCustomersService(deps: {
   }
 
   async function findForSignature(customerKey: string): Promise<CustomerWithApiKey | undefined> {
-    const now = performance.now();
+    const now = deps.clock.now();
     const hit = cache.get(customerKey);
-    if (hit && hit.until > now) return hit.value;
+    // A negative age is a clock set back (wall time): read again rather than keep it for the step.
+    if (hit && now - hit.readAt >= 0 && now - hit.readAt < cacheMs) return hit.value;
     const row = await repo.findCustomerByKey(deps.db, customerKey);
     const value = row && { customer: strip(row), apiKey: deps.sealer.open(row.apiKeySealed, aad(row.customerKey)) };
     if (cacheMs > 0) {
       if (cache.size > 10_000) cache.clear();
-      cache.set(customerKey, { value, until: now + cacheMs });
+      cache.set(customerKey, { value, readAt: now });
     }
     return value;
   }
@@ -120,7 +125,10 @@ export function createCustomersService(deps: {
       const row = await repo.findCustomerByKey(deps.db, customerKey);
       if (!row) throw new NotFound('customer');
       const apiKey = generateSecret('lkak', 32);
-      await repo.updateCustomerSettings(deps.db, row.id, { apiKeySealed: deps.sealer.seal(apiKey, aad(customerKey)), now: deps.clock.now() });
+      await deps.db.transaction().execute(async (trx) => {
+        await repo.updateCustomerSettings(trx, row.id, { apiKeySealed: deps.sealer.seal(apiKey, aad(customerKey)), now: deps.clock.now() });
+        await deps.audit.record(trx, row.id, { action: 'customer.apikey.rotated', target: customerTarget(row) });
+      });
       cache.delete(customerKey);
       return apiKey;
     },

@@ -1,6 +1,8 @@
+import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../store/db.ts';
 import type { GroupsTable } from '../../store/schema.ts';
+import type { UserLine } from '../users/types.ts';
 import type { Group, Membership } from './types.ts';
 
 const normalise = (name: string): string => name.trim().toLowerCase();
@@ -100,22 +102,32 @@ export async function listGroupsPage(db: Executor, customerId: number, offset: n
 }
 
 export async function addMembers(db: Executor, customerId: number, groupId: number,
-  members: { userId: number; attributes: { name: string; value: string }[] }[], now: number): Promise<void> {
-  if (members.length === 0) return;
-  await db.insertInto('group_members').values(members.map((m) => ({
+  members: { userId: number; attributes: { name: string; value: string }[] }[], now: number): Promise<number> {
+  if (members.length === 0) return 0;
+  const result = await db.insertInto('group_members').values(members.map((m) => ({
     customer_id: customerId,
     group_id: groupId,
     user_id: m.userId,
     attributes: JSON.stringify(m.attributes),
     created_at: now,
     updated_at: now,
-  }))).onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()).execute();
+  }))).onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()).executeTakeFirst();
+  // The members added (one already in is left as it is).
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
-export async function removeMembers(db: Executor, customerId: number, groupId: number, userIds: number[]): Promise<void> {
-  if (userIds.length === 0) return;
-  await db.deleteFrom('group_members').where('customer_id', '=', customerId)
-    .where('group_id', '=', groupId).where('user_id', 'in', userIds).execute();
+/** How many memberships it removed. */
+export async function removeMembers(db: Executor, customerId: number, groupId: number, userIds: number[]): Promise<number> {
+  if (userIds.length === 0) return 0;
+  const result = await db.deleteFrom('group_members').where('customer_id', '=', customerId)
+    .where('group_id', '=', groupId).where('user_id', 'in', userIds).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The user's memberships with their attributes as stored (JSON), by group id: what a replacement compares against. */
+export async function findMembershipsOfUser(db: Executor, customerId: number, userId: number): Promise<{ groupId: number; attributes: string }[]> {
+  return db.selectFrom('group_members').select(['group_id as groupId', 'attributes'])
+    .where('customer_id', '=', customerId).where('user_id', '=', userId).orderBy('group_id').execute();
 }
 
 export async function removeAllMemberships(db: Executor, customerId: number, userId: number): Promise<void> {
@@ -155,4 +167,67 @@ export async function listMembershipsPage(db: Executor, customerId: number, offs
     .where('group_members.customer_id', '=', customerId)
     .orderBy('group_members.id').limit(limit).offset(offset).execute();
   return rows;
+}
+
+/** One group's members by e-mail, keyset on the membership id. */
+export async function listGroupMembers(db: Executor, customerId: number, groupId: number, afterId: number, limit: number): Promise<{ members: UserLine[]; next?: number }> {
+  const rows = await db.selectFrom('group_members')
+    .innerJoin('users', 'users.id', 'group_members.user_id')
+    .select(['group_members.id as mid', 'users.id', 'users.username', 'users.email', 'users.first_name', 'users.last_name', 'users.disabled'])
+    .where('group_members.customer_id', '=', customerId)
+    .where('group_members.group_id', '=', groupId)
+    .where('group_members.id', '>', afterId)
+    .orderBy('group_members.id')
+    .limit(limit + 1)
+    .execute();
+  const page = rows.slice(0, limit);
+  return {
+    members: page.map((r) => ({ id: Number(r.id), username: r.username, email: r.email, name: [r.first_name, r.last_name].filter(Boolean).join(' '), isDisabled: r.disabled === 1 })),
+    next: rows.length > limit ? Number(page[page.length - 1]!.mid) : undefined,
+  };
+}
+
+/** `text` as a LIKE pattern matching any part of a normalised name (its own % _ \ taken literally). */
+const containsPattern = (text: string): string => `%${normalise(text).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A page of the customer's groups by name (then id), those whose name holds `text` when it is not empty. */
+export async function searchGroupsPage(db: Executor, customerId: number, text: string, offset: number, limit: number): Promise<Group[]> {
+  let q = withMemberCount(db).where('customer_id', '=', customerId);
+  if (text.trim()) q = q.where(sql<boolean>`name_norm like ${containsPattern(text)} escape '\\'`);
+  const rows = await q.orderBy('name_norm').orderBy('id').limit(limit).offset(offset).execute();
+  return rows.map((r) => toGroup(r as typeof r & { member_count: number }));
+}
+
+export async function countGroups(db: Executor, customerId: number, text: string): Promise<number> {
+  let q = db.selectFrom('groups').select((eb) => eb.fn.countAll<number>().as('n')).where('customer_id', '=', customerId);
+  if (text.trim()) q = q.where(sql<boolean>`name_norm like ${containsPattern(text)} escape '\\'`);
+  return Number((await q.executeTakeFirstOrThrow()).n);
+}
+
+export async function renameGroup(db: Executor, customerId: number, groupId: number, name: string, now: number): Promise<void> {
+  await db.updateTable('groups').set({ name, name_norm: normalise(name), updated_at: now })
+    .where('customer_id', '=', customerId).where('id', '=', groupId).execute();
+}
+
+/** Its memberships go with it (ON DELETE CASCADE). */
+export async function deleteGroup(db: Executor, customerId: number, groupId: number): Promise<void> {
+  await db.deleteFrom('groups').where('customer_id', '=', customerId).where('id', '=', groupId).execute();
+}
+
+/**
+ * Login policies name their group by its normalised name: a renamed group keeps its policies, and a
+ * deleted one takes them along (a later group of the same name starts without them).
+ */
+export async function renamePoliciesGroup(db: Executor, customerId: number, oldName: string, newName: string): Promise<void> {
+  await db.updateTable('login_policies').set({ group_name: newName, group_name_norm: normalise(newName) })
+    .where('customer_id', '=', customerId).where('group_name_norm', '=', normalise(oldName)).execute();
+}
+
+export async function deletePoliciesOfGroup(db: Executor, customerId: number, name: string): Promise<void> {
+  await db.deleteFrom('login_policies').where('customer_id', '=', customerId).where('group_name_norm', '=', normalise(name)).execute();
+}
+
+export async function findGroupById(db: Executor, customerId: number, groupId: number): Promise<Group | undefined> {
+  const row = await withMemberCount(db).where('customer_id', '=', customerId).where('id', '=', groupId).executeTakeFirst();
+  return row && toGroup(row as typeof row & { member_count: number });
 }

@@ -1,12 +1,12 @@
 /** HTTP for /admin/groups/...: schemas and the spec's group and mapping records. */
 import type { FastifyInstance } from 'fastify';
-import { batchProperties, customerKeySchema, emailString, nameString } from '../../http/schemas.ts';
+import { batchProperties, customerKeySchema, emailString } from '../../http/schemas.ts';
+import { textSchema } from '../../lib/text-rules.ts';
+import { GROUP_ATTRIBUTE_NAMES as attributeNames, GROUP_ATTRIBUTE_VALUE, GROUP_NAME, isGroupAttributeName } from './rules.ts';
 import type { GroupsService } from './service.ts';
-import { GROUP_ATTRIBUTE_COUNT, type Group, type GroupInput } from './types.ts';
+import type { Group, GroupInput } from './types.ts';
 
 const MAX_GROUPS_BATCH = 1000;
-
-const attributeNames = Array.from({ length: GROUP_ATTRIBUTE_COUNT }, (_, i) => `groupAttribute${i + 1}`);
 
 const groupRecordSchema = {
   type: 'object',
@@ -34,8 +34,10 @@ const pageBody = {
   properties: { customerKey: customerKeySchema, ...batchProperties(MAX_GROUPS_BATCH) },
 } as const;
 
+/** Attributes first and the record's own fields after: whatever a row holds, no attribute can shadow a field. */
 function toWireGroup(group: Group) {
   return {
+    ...Object.fromEntries(Object.entries(group.attributes).filter(([name, value]) => isGroupAttributeName(name) && value !== '')),
     groupName: group.name,
     customerId: group.customerId,
     isDefault: group.isDefault,
@@ -44,7 +46,6 @@ function toWireGroup(group: Group) {
     numOfUsersInGroup: group.memberCount,
     // The spec shows the default group without dates.
     ...(group.isCustomerDefault ? {} : { creationDttm: group.createdAt, lastUpdatedDttm: group.updatedAt }),
-    ...group.attributes,
   };
 }
 
@@ -92,10 +93,10 @@ export async function groupRoutes(app: FastifyInstance, opts: { groups: GroupsSe
               type: 'object',
               required: ['groupName', 'isDefault'],
               properties: {
-                groupName: nameString(100),
+                groupName: textSchema(GROUP_NAME),
                 isDefault: { anyOf: [{ type: 'string', enum: ['true', 'false'] }, { type: 'boolean' }] },
                 customerId: { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 20 }] },
-                ...Object.fromEntries(attributeNames.map((n) => [n, { type: 'string', maxLength: 1024 }])),
+                ...Object.fromEntries(attributeNames.map((n) => [n, textSchema(GROUP_ATTRIBUTE_VALUE)])),
               },
             },
           },
@@ -122,7 +123,7 @@ export async function groupRoutes(app: FastifyInstance, opts: { groups: GroupsSe
         required: ['customerKey', 'groupName', 'users'],
         properties: {
           customerKey: customerKeySchema,
-          groupName: nameString(100),
+          groupName: textSchema(GROUP_NAME),
           users: {
             type: 'array', minItems: 1, maxItems: 1000,
             items: {

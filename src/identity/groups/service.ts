@@ -3,11 +3,16 @@
  * membership functions the users module calls inside its own transactions.
  */
 import type { Kysely } from 'kysely';
+import type { AuditRecorder } from '../../audit/service.ts';
+import { groupTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Invalid, NotFound } from '../../lib/errors.ts';
+import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
+import { enforce } from '../../lib/text-rules.ts';
 import * as repo from './repo.ts';
+import { checkGroupAttributes, checkGroupName, isGroupAttributeName } from './rules.ts';
+import type { UserLine } from '../users/types.ts';
 import { DEFAULT_GROUP_NAME, type Group, type GroupInput, type Membership } from './types.ts';
 
 export interface Page<T> { items: T[]; nextBatch: number }
@@ -26,12 +31,40 @@ export interface GroupsService {
   listMemberships(customerId: number, batchNo: number, batchSize: number): Promise<Page<Membership>>;
   /** @throws Invalid naming the first group that does not exist. */
   resolveAssignments(db: Executor, customerId: number, assignments: { name: string; attributes: { name: string; value: string }[] }[]): Promise<ResolvedAssignment[]>;
-  /** Replaces the user's memberships with `assignments`. */
-  setUserGroups(db: Executor, customerId: number, userId: number, assignments: ResolvedAssignment[]): Promise<void>;
+  /** Replaces the user's memberships with `assignments`; false when they were those already (nothing written). */
+  setUserGroups(db: Executor, customerId: number, userId: number, assignments: ResolvedAssignment[]): Promise<boolean>;
   joinDefaultGroup(db: Executor, customerId: number, userId: number): Promise<void>;
   groupNamesByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, string[]>>;
+  /** One group's members, a keyset page: `after` is the previous page's `next` (0 for the first). */
+  listMembers(customerId: number, groupId: number, page: { after: number; limit: number }): Promise<{ members: UserLine[]; next?: number }>;
   /** Creates the groups of `names` that do not exist (plain, no attributes) in the caller's transaction. */
   createMissing(db: Executor, customerId: number, names: string[]): Promise<void>;
+  /** One group by name (any case), with its member count; undefined when there is none. */
+  findByName(customerId: number, name: string): Promise<Group | undefined>;
+  /** A page of groups by name, those whose name holds `text` (any case, any part) when it is not empty, and how many match. */
+  search(customerId: number, query: { text: string; offset: number; limit: number }): Promise<{ items: Group[]; total: number }>;
+  /**
+   * Renames a group; its login policies follow it.
+   * @throws Invalid('groupName') breaking the name rule, or for the built-in group; Conflict when another group has the name.
+   */
+  rename(customerId: number, groupId: number, name: string): Promise<void>;
+  /** Makes the group the one new users join (the flag leaves the previous default). @throws NotFound */
+  makeDefault(customerId: number, groupId: number): Promise<void>;
+  /**
+   * Deletes a group with its memberships and its login policies; when it was the default, the built-in
+   * group becomes default again. @throws NotFound; Invalid for the built-in group, which stays.
+   */
+  remove(customerId: number, groupId: number): Promise<void>;
+}
+
+/**
+ * The attributes to store: one set to "" is cleared (removed, not kept empty), and a name other than
+ * groupAttributeN, which a row written before the rules may hold, goes on the next write.
+ */
+function withoutCleared(attributes: Record<string, string>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) if (value !== '' && isGroupAttributeName(name)) kept[name] = value;
+  return kept;
 }
 
 /** Fetches one row more than asked, to know whether another batch exists. */
@@ -41,8 +74,16 @@ async function page<T>(batchNo: number, batchSize: number, fetch: (offset: numbe
   return { items: hasMore ? rows.slice(0, batchSize) : rows, nextBatch: hasMore ? batchNo + 1 : -1 };
 }
 
-export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; findUsersByEmails: (db: Executor, customerId: number, emails: string[]) => Promise<{ id: number; email: string }[]> }): GroupsService {
-  const { db, clock } = deps;
+const sameAttributes = (a: Record<string, string>, b: Record<string, string>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+
+export function createGroupsService(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  findUsersByEmails: (db: Executor, customerId: number, emails: string[]) => Promise<{ id: number; email: string }[]>;
+  audit: AuditRecorder;
+}): GroupsService {
+  const { db, clock, audit } = deps;
 
   async function upsertOnce(customerId: number, groups: GroupInput[]): Promise<void> {
     await db.transaction().execute(async (trx) => {
@@ -53,17 +94,32 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
       for (const input of groups) {
         const found = existing.get(input.name.toLowerCase());
         let groupId: number;
+        // A new group is a group.updated too: DESIGN's actions have no group.created (groups/update creates).
+        let changed: boolean;
         if (found) {
           groupId = found.id;
-          await repo.updateGroup(trx, customerId, groupId, { attributes: { ...found.attributes, ...input.attributes }, now });
+          const attributes = withoutCleared({ ...found.attributes, ...input.attributes });
+          changed = !sameAttributes(attributes, found.attributes) || input.isDefault !== found.isDefault;
+          await repo.updateGroup(trx, customerId, groupId, { attributes, now });
         } else {
-          groupId = await repo.insertGroup(trx, customerId, { name: input.name, isDefault: false, isCustomerDefault: false, attributes: input.attributes, now });
-          existing.set(input.name.toLowerCase(), { id: groupId, attributes: input.attributes } as Group);
+          enforce(checkGroupName(`groups[${groups.indexOf(input)}].groupName`, input.name));
+          const attributes = withoutCleared(input.attributes);
+          groupId = await repo.insertGroup(trx, customerId, { name: input.name, isDefault: false, isCustomerDefault: false, attributes, now });
+          existing.set(input.name.toLowerCase(), { id: groupId, name: input.name, attributes, isDefault: input.isDefault } as Group);
+          changed = true;
         }
         if (input.isDefault) await repo.setDefaultGroup(trx, customerId, groupId, now);
         else await repo.unsetDefaultGroup(trx, customerId, groupId, now);
+        if (changed) await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name: found?.name ?? input.name }) });
       }
     });
+  }
+
+  /** The group of `groupId`, read in the caller's transaction. @throws NotFound */
+  async function requireGroup(exec: Executor, customerId: number, groupId: number): Promise<Group> {
+    const group = await repo.findGroupById(exec, customerId, groupId);
+    if (!group) throw new NotFound('group', 'The group does not exist.');
+    return group;
   }
 
   return {
@@ -76,6 +132,7 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
     async upsert(customerId, groups) {
       const seen = new Set<string>();
       groups.forEach((g, i) => {
+        enforce(checkGroupAttributes(g, `groups[${i}].`));
         const key = g.name.trim().toLowerCase();
         if (seen.has(key)) throw new Invalid(`groups[${i}].groupName`, 'appears twice in the request');
         seen.add(key);
@@ -104,8 +161,9 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
           (change.remove ? toRemove : toAdd).push(userId);
         });
         const now = clock.now();
-        await repo.removeMembers(trx, customerId, group.id, toRemove);
-        await repo.addMembers(trx, customerId, group.id, toAdd.filter((id) => !toRemove.includes(id)).map((userId) => ({ userId, attributes: [] })), now);
+        const removed = await repo.removeMembers(trx, customerId, group.id, toRemove);
+        const added = await repo.addMembers(trx, customerId, group.id, toAdd.filter((id) => !toRemove.includes(id)).map((userId) => ({ userId, attributes: [] })), now);
+        if (removed + added > 0) await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget(group) });
       });
     },
 
@@ -124,8 +182,12 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
     },
 
     async setUserGroups(exec, customerId, userId, assignments) {
+      const wanted = assignments.map((a) => ({ groupId: a.groupId, attributes: JSON.stringify(a.attributes) })).sort((a, b) => a.groupId - b.groupId);
+      const stored = await repo.findMembershipsOfUser(exec, customerId, userId);
+      if (stored.length === wanted.length && stored.every((m, i) => m.groupId === wanted[i]!.groupId && m.attributes === wanted[i]!.attributes)) return false;
       await repo.removeAllMemberships(exec, customerId, userId);
       for (const a of assignments) await repo.addMembers(exec, customerId, a.groupId, [{ userId, attributes: a.attributes }], clock.now());
+      return true;
     },
 
     async joinDefaultGroup(exec, customerId, userId) {
@@ -135,8 +197,11 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
 
     groupNamesByUser: (exec, customerId, userIds) => repo.groupNamesByUser(exec, customerId, userIds),
 
+    listMembers: (customerId, groupId, { after, limit }) => repo.listGroupMembers(db, customerId, groupId, after, limit),
+
     async createMissing(exec, customerId, names) {
       if (names.length === 0) return;
+      for (const [i, name] of names.entries()) enforce(checkGroupName(`groups[${i}]`, name));
       await repo.lockCustomerGroups(exec, customerId);
       const known = new Set((await repo.findGroupIdsByNames(exec, customerId, names)).map((g) => g.name.trim().toLowerCase()));
       const now = clock.now();
@@ -144,8 +209,59 @@ export function createGroupsService(deps: { db: Kysely<Database>; clock: Clock; 
         const key = name.trim().toLowerCase();
         if (known.has(key)) continue;
         known.add(key);
-        await repo.insertGroup(exec, customerId, { name, isDefault: false, isCustomerDefault: false, attributes: {}, now });
+        const groupId = await repo.insertGroup(exec, customerId, { name, isDefault: false, isCustomerDefault: false, attributes: {}, now });
+        await audit.record(exec, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
       }
+    },
+
+    findByName: async (customerId, name) => (await repo.findGroupsByNames(db, customerId, [name]))[0],
+
+    async search(customerId, { text, offset, limit }) {
+      const [items, total] = await Promise.all([repo.searchGroupsPage(db, customerId, text, offset, limit), repo.countGroups(db, customerId, text)]);
+      return { items, total };
+    },
+
+    async rename(customerId, groupId, name) {
+      enforce(checkGroupName('groupName', name));
+      await db.transaction().execute(async (trx) => {
+        await repo.lockCustomerGroups(trx, customerId);
+        const group = await requireGroup(trx, customerId, groupId);
+        if (group.isCustomerDefault) throw new Invalid('groupName', 'of the built-in group cannot change');
+        const [other] = await repo.findGroupIdsByNames(trx, customerId, [name]);
+        if (other && other.id !== groupId) throw new Conflict('group_exists', { field: 'groupName' }, `groupName ${name} is taken by another group`);
+        if (group.name === name) return;
+        await repo.renameGroup(trx, customerId, groupId, name, clock.now());
+        try {
+          await repo.renamePoliciesGroup(trx, customerId, group.name, name);
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          throw new Conflict('policy_exists', { field: 'groupName' }, `groupName ${name} already has login policies of its own (delete them first)`);
+        }
+        await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
+      });
+    },
+
+    async makeDefault(customerId, groupId) {
+      await db.transaction().execute(async (trx) => {
+        await repo.lockCustomerGroups(trx, customerId);
+        const group = await requireGroup(trx, customerId, groupId);
+        if (group.isDefault) return;
+        await repo.setDefaultGroup(trx, customerId, groupId, clock.now());
+        await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget(group) });
+      });
+    },
+
+    async remove(customerId, groupId) {
+      await db.transaction().execute(async (trx) => {
+        await repo.lockCustomerGroups(trx, customerId);
+        const group = await requireGroup(trx, customerId, groupId);
+        if (group.isCustomerDefault) throw new Invalid('group', 'is the built-in group, which cannot be deleted');
+        const now = clock.now();
+        if (group.isDefault) await repo.unsetDefaultGroup(trx, customerId, groupId, now);
+        await repo.deletePoliciesOfGroup(trx, customerId, group.name);
+        await repo.deleteGroup(trx, customerId, groupId);
+        await audit.record(trx, customerId, { action: 'group.deleted', target: groupTarget(group) });
+      });
     },
   };
 }

@@ -2,7 +2,8 @@
  * Deletes what the magic-link flow leaves behind: links used, revoked or expired for more than a
  * week (kept that long so an admin can still see what happened to a recent invite), pending
  * authenticator-code logins and OAuth access tokens once expired, and outbox rows sent (or given up)
- * more than 30 days ago. One node of the cluster runs it per interval (store/cluster-jobs.ts).
+ * more than 30 days ago; the job also deletes password resets expired as long ago as links are kept
+ * (password-resets/purge.ts). One node of the cluster runs it per interval (store/cluster-jobs.ts).
  *
  * Every condition only ever becomes true (a used link stays used, an expired token stays expired),
  * so the DELETEs are idempotent: a run repeated by another node or after a crash deletes the same
@@ -14,6 +15,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { clusterJob, type ClusterJob } from '../../store/cluster-jobs.ts';
 import type { Database } from '../../store/schema.ts';
+import { purgePasswordResets } from '../password-resets/purge.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const BATCH = 500;
@@ -97,7 +99,13 @@ export function magicLinkPurgeJob(opts: {
     clock: opts.clock,
     name: 'magic-link-purge',
     intervalMs: opts.intervalMs ?? DEFAULT_PURGE_INTERVAL_MS,
-    run: async () => opts.onPurged?.(await purgeMagicLinkData(opts.db, opts.clock.now(), opts.retention)),
+    run: async () => {
+      const now = opts.clock.now();
+      const counts = await purgeMagicLinkData(opts.db, now, opts.retention);
+      // Forgotten-password links: the same kind of mailed, single-use link, kept as long.
+      await purgePasswordResets(opts.db, now - (opts.retention ?? DEFAULT_RETENTION).linkMs);
+      opts.onPurged?.(counts);
+    },
     onError: opts.onError,
   });
 }

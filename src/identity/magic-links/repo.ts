@@ -5,7 +5,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../store/db.ts';
 import type { MagicLinksTable } from '../../store/schema.ts';
-import { LINK_TYPE, type MagicLink } from './types.ts';
+import { LINK_TYPE, LOGIN_LINK_TYPE, type LinkType, type MagicLink, type RecentLink } from './types.ts';
 
 type LinkRow = Selectable<MagicLinksTable> & { uuid: string; customer_key: string };
 
@@ -14,6 +14,7 @@ function toLink(row: LinkRow): MagicLink {
     id: Number(row.id),
     customerId: Number(row.customer_id),
     customerKey: row.customer_key,
+    type: row.type as LinkType,
     userId: Number(row.user_id),
     applicationId: Number(row.application_id),
     applicationUuid: row.uuid,
@@ -44,12 +45,14 @@ export async function revokeActiveInvites(db: Executor, customerId: number, user
 
 export async function insertLink(db: Executor, customerId: number, values: {
   userId: number; applicationId: number; tokenHash: string; redirectUri: string | null; expiresAt: number; now: number; correlationId: string;
+  /** Default INVITE; LOGIN for the hosted sign-in's mails. */
+  type?: typeof LINK_TYPE | typeof LOGIN_LINK_TYPE;
 }): Promise<number> {
   const row = await db.insertInto('magic_links').values({
     customer_id: customerId,
     user_id: values.userId,
     application_id: values.applicationId,
-    type: LINK_TYPE,
+    type: values.type ?? LINK_TYPE,
     token_hash: values.tokenHash,
     redirect_uri: values.redirectUri,
     expires_at: values.expiresAt,
@@ -108,6 +111,13 @@ export async function reservePendingAttempt(db: Executor, idHash: string, maxAtt
   return row && { linkId: Number(row.link_id), customerId: Number(row.customer_id), attempt: Number(row.attempts) };
 }
 
+/** The link of a pending login that may still be finished (attempts left, unexpired); spends no attempt. */
+export async function findPendingLogin(db: Executor, idHash: string, maxAttempts: number, now: number): Promise<{ linkId: number; customerId: number } | undefined> {
+  const row = await db.selectFrom('magic_link_pending_logins').select(['link_id', 'customer_id'])
+    .where('id_hash', '=', idHash).where('attempts', '<', maxAttempts).where('expires_at', '>', now).executeTakeFirst();
+  return row && { linkId: Number(row.link_id), customerId: Number(row.customer_id) };
+}
+
 /** Ends a pending login; true for the one caller that removed it. */
 export async function deletePendingLogin(db: Executor, idHash: string): Promise<boolean> {
   const result = await db.deleteFrom('magic_link_pending_logins').where('id_hash', '=', idHash).executeTakeFirst();
@@ -117,4 +127,18 @@ export async function deletePendingLogin(db: Executor, idHash: string): Promise<
 /** Drops pending logins that can no longer be finished. */
 export async function deleteExpiredPendingLogins(db: Executor, now: number): Promise<void> {
   await db.deleteFrom('magic_link_pending_logins').where('expires_at', '<=', now).execute();
+}
+
+/** The user's latest links, newest first, whatever their state (the console's list). */
+export async function listRecentLinks(db: Executor, customerId: number, userId: number, limit: number): Promise<RecentLink[]> {
+  const rows = await db.selectFrom('magic_links')
+    .innerJoin('applications', 'applications.id', 'magic_links.application_id')
+    .select(['magic_links.id', 'applications.name', 'magic_links.redirect_uri', 'magic_links.created_at', 'magic_links.expires_at',
+      'magic_links.consumed_at', 'magic_links.revoked_at'])
+    .where('magic_links.customer_id', '=', customerId).where('magic_links.user_id', '=', userId)
+    .orderBy('magic_links.created_at', 'desc').orderBy('magic_links.id', 'desc').limit(limit).execute();
+  return rows.map((r) => ({
+    id: Number(r.id), applicationName: r.name, redirectUri: r.redirect_uri, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at),
+    consumedAt: r.consumed_at === null ? null : Number(r.consumed_at), revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+  }));
 }

@@ -5,6 +5,8 @@
  * attempt counted before its code is checked. Login codes are limited by the login throttle of the
  * caller (the token endpoint reserves an attempt before the password and the code are checked).
  */
+import type { AuditRecorder } from '../../audit/service.ts';
+import { userTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { Invalid, MfaFailed, UserNotFound } from '../../lib/errors.ts';
@@ -79,6 +81,8 @@ export interface MfaServiceDeps {
   clock: Clock;
   sealer: Sealer;
   users: UsersService;
+  /** Enrolment and removal record user.mfa.enrolled and user.mfa.removed with their writes. */
+  audit: AuditRecorder;
   /** The code check (default: RFC 6238, ±1 step); tests count the codes actually checked through it. */
   verifyCode?: typeof verifyTotp;
 }
@@ -167,6 +171,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       const activated = await db.transaction().execute(async (trx) => {
         if (!(await repo.activatePending(trx, customerId, user.id, pendingSealed, step, MAX_FAILED_ATTEMPTS, now))) return false;
         await users.setSecondFactorType(trx, customerId, user.id, GOOGLE_AUTHENTICATOR);
+        await deps.audit.record(trx, customerId, { action: 'user.mfa.enrolled', target: userTarget(user) });
         return true;
       });
       if (!activated) throw await explainLostActivation(customerId, user.id, pendingSealed, step);
@@ -179,6 +184,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       const removed = await db.transaction().execute(async (trx) => {
         const deleted = await repo.deleteAuthenticator(trx, customerId, user.id);
         await users.setSecondFactorType(trx, customerId, user.id, NO_SECOND_FACTOR);
+        if (deleted) await deps.audit.record(trx, customerId, { action: 'user.mfa.removed', target: userTarget(user) });
         return deleted;
       });
       return { userId: user.id, removed };

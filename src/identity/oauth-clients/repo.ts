@@ -20,10 +20,10 @@ export async function listClients(db: Executor, customerId: number): Promise<Oau
   return (await db.selectFrom('oauth_clients').selectAll().where('customer_id', '=', customerId).orderBy('id').execute()).map(toClient);
 }
 
-/** @returns whether a row was deleted. */
-export async function deleteClient(db: Executor, customerId: number, clientId: string): Promise<boolean> {
-  const result = await db.deleteFrom('oauth_clients').where('customer_id', '=', customerId).where('client_id', '=', clientId).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+/** @returns the client deleted; undefined when there was none. */
+export async function deleteClient(db: Executor, customerId: number, clientId: string): Promise<OauthClient | undefined> {
+  const row = await db.deleteFrom('oauth_clients').where('customer_id', '=', customerId).where('client_id', '=', clientId).returningAll().executeTakeFirst();
+  return row && toClient(row);
 }
 
 /**

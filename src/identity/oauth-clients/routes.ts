@@ -1,6 +1,8 @@
 /** HTTP for /admin/oauth-clients/create|getall|delete (DESIGN: Admin API extension). Wire shapes only. */
 import type { FastifyInstance } from 'fastify';
-import { customerKeySchema, nameString } from '../../http/schemas.ts';
+import { customerKeySchema } from '../../http/schemas.ts';
+import { textSchema } from '../../lib/text-rules.ts';
+import { OAUTH_CLIENT_NAME } from './rules.ts';
 import { deletedResponse, errorResponses, successResponse } from '../applications/schemas.ts';
 import type { OauthClientsService } from './service.ts';
 import type { OauthClient } from './types.ts';
@@ -28,7 +30,7 @@ export async function oauthClientRoutes(app: FastifyInstance, opts: { oauthClien
     schema: {
       tags,
       summary: 'Create an OAuth client for POST /oauth/token (client credentials); its secret is in this response only',
-      body: { type: 'object', required: ['customerKey', 'name'], properties: { customerKey: customerKeySchema, name: nameString(100) } },
+      body: { type: 'object', required: ['customerKey', 'name'], properties: { customerKey: customerKeySchema, name: textSchema(OAUTH_CLIENT_NAME) } },
       response: {
         200: successResponse({ clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown once; stored hashed' } }, ['clientId', 'clientSecret']),
         ...errorResponses(),

@@ -1,11 +1,15 @@
 /** OAuth clients: create (secret shown once, stored as SHA-256), list, delete, and secret verification for POST /oauth/token. */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditRecorder } from '../../audit/service.ts';
+import { oauthClientTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Invalid, NotFound } from '../../lib/errors.ts';
+import { NotFound } from '../../lib/errors.ts';
 import { generateSecret, hasValidChecksum, safeEqual, sha256Hex } from '../../lib/tokens.ts';
 import type { Database } from '../../store/schema.ts';
+import { enforce } from '../../lib/text-rules.ts';
 import * as repo from './repo.ts';
+import { checkOauthClientName } from './rules.ts';
 import type { CreatedOauthClient, OauthClient } from './types.ts';
 
 export const OAUTH_CLIENT_NOT_FOUND = 'The OAuth client does not exist.';
@@ -29,23 +33,31 @@ export interface OauthClientsService {
   verifyClientSecret(clientId: string, secret: string): Promise<number | undefined>;
 }
 
-export function createOauthClientsService(deps: { db: Kysely<Database>; clock: Clock }): OauthClientsService {
-  const { db, clock } = deps;
+export function createOauthClientsService(deps: { db: Kysely<Database>; clock: Clock; audit: AuditRecorder }): OauthClientsService {
+  const { db, clock, audit } = deps;
 
   return {
     async create(customerId, input) {
-      const name = input.name.trim();
-      if (name.length === 0) throw new Invalid('name', 'must not be empty');
+      enforce(checkOauthClientName(input.name));
+      const name = input.name;
       // 256 random bits.
       const clientSecret = generateSecret(CLIENT_SECRET_PREFIX, 32);
-      const client = await repo.insertClient(db, customerId, { clientId: randomUUID(), name, secretHash: sha256Hex(clientSecret), now: clock.now() });
+      const client = await db.transaction().execute(async (trx) => {
+        const inserted = await repo.insertClient(trx, customerId, { clientId: randomUUID(), name, secretHash: sha256Hex(clientSecret), now: clock.now() });
+        await audit.record(trx, customerId, { action: 'oauthclient.created', target: oauthClientTarget(inserted) });
+        return inserted;
+      });
       return { client, clientSecret };
     },
 
     list: (customerId) => repo.listClients(db, customerId),
 
     async delete(customerId, clientId) {
-      if (!await repo.deleteClient(db, customerId, clientId)) throw new NotFound('oauth client', OAUTH_CLIENT_NOT_FOUND);
+      await db.transaction().execute(async (trx) => {
+        const client = await repo.deleteClient(trx, customerId, clientId);
+        if (!client) throw new NotFound('oauth client', OAUTH_CLIENT_NOT_FOUND);
+        await audit.record(trx, customerId, { action: 'oauthclient.deleted', target: oauthClientTarget(client) });
+      });
     },
 
     async verifyClientSecret(clientId, secret) {

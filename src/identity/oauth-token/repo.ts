@@ -21,17 +21,19 @@ export async function findClientRowId(db: Executor, customerId: number, clientId
   return row && Number(row.id);
 }
 
-/** An unexpired token's scope and customer (its client still existing: deleting a client ends its tokens). */
-export async function findLiveToken(db: Executor, tokenHash: string, now: number): Promise<{ scope: string; customer: Customer } | undefined> {
+/** An unexpired token's scope, client and customer (its client still existing: deleting a client ends its tokens). */
+export async function findLiveToken(db: Executor, tokenHash: string, now: number): Promise<{ scope: string; clientId: string; customer: Customer } | undefined> {
   const row = await db.selectFrom('oauth_access_tokens')
     .innerJoin('customers', 'customers.id', 'oauth_access_tokens.customer_id')
-    .select(['oauth_access_tokens.scope', 'customers.id', 'customers.customer_key', 'customers.email', 'customers.display_name',
+    .innerJoin('oauth_clients', 'oauth_clients.id', 'oauth_access_tokens.client_id')
+    .select(['oauth_access_tokens.scope', 'oauth_clients.client_id', 'customers.id', 'customers.customer_key', 'customers.email', 'customers.display_name',
       'customers.password_expiry_days', 'customers.created_at'])
     .where('oauth_access_tokens.token_hash', '=', tokenHash)
     .where('oauth_access_tokens.expires_at', '>', now)
     .executeTakeFirst();
   return row && {
     scope: row.scope,
+    clientId: row.client_id,
     customer: {
       id: Number(row.id),
       customerKey: row.customer_key,

@@ -4,30 +4,12 @@
  * answers §5.1 on success and §5.2 errors, every answer with Cache-Control: no-store.
  */
 import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { logServerError } from '../../http/app.ts';
-import { asServiceUnavailable, RateLimited } from '../../lib/errors.ts';
+import type { FastifyInstance } from 'fastify';
+import { installPartErrors, OAuthError } from '../errors.ts';
 import { SCOPES, type OauthTokenService } from './service.ts';
-
-type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope';
-
-/** A §5.2 error; invalid_client is 401 with a Basic challenge (§5.2: the client may have used Basic). */
-class OAuthError extends Error {
-  constructor(readonly error: OAuthErrorCode, readonly description: string) {
-    super(description);
-  }
-}
 
 const FORM = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 const DEFAULT_SCOPE = 'magiclink';
-
-function sendError(reply: FastifyReply, error: OAuthErrorCode, description: string): FastifyReply {
-  if (error === 'invalid_client') reply.header('www-authenticate', 'Basic realm="latchkey", charset="UTF-8"');
-  return reply.code(error === 'invalid_client' ? 401 : 400)
-    .headers({ 'cache-control': 'no-store', pragma: 'no-cache' })
-    .type('application/json; charset=utf-8')
-    .send({ error, error_description: description });
-}
 
 /** The Basic credentials of §2.3.1: both parts form-urlencoded, then base64. */
 function basicCredentials(header: string): { clientId: string; clientSecret: string } {
@@ -61,23 +43,8 @@ const errorSchema = {
 export async function oauthTokenRoutes(app: FastifyInstance, opts: { tokens: OauthTokenService }): Promise<void> {
   await app.register(formbody);
 
-  app.setErrorHandler((error, request, reply) => {
-    if (error instanceof OAuthError) return sendError(reply, error.error, error.description);
-    // Over the address's request budget (http/rate-limit.ts set Retry-After): §5.2 has no code for it.
-    if (error instanceof RateLimited) return reply.code(429).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({ error: 'temporarily_unavailable', error_description: error.message });
-    const status = (error as { statusCode?: number }).statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) return sendError(reply, 'invalid_request', 'the request is malformed');
-    if ((error as { code?: string }).code === 'invalid') return sendError(reply, 'invalid_request', 'the request is malformed');
-    logServerError(request.log, error);
-    // The database (or Redis) is down: no token without checking the client. RFC 6749 names this
-    // condition temporarily_unavailable (§4.1.2.1); §5.2's body shape, 503 with Retry-After.
-    const unavailable = asServiceUnavailable(error);
-    if (unavailable) {
-      return reply.code(503).headers({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(unavailable.retryAfterSeconds) })
-        .send({ error: 'temporarily_unavailable', error_description: unavailable.message });
-    }
-    return reply.code(500).headers({ 'cache-control': 'no-store' }).send({ error: 'server_error', error_description: 'An unexpected error occurred.' });
-  });
+  // §5.2 errors, the rate limit, outages: this route's row of the face's table (identity/errors.ts).
+  installPartErrors(app, 'oauth-token');
 
   app.post('/oauth/token', {
     schema: {
@@ -104,6 +71,7 @@ export async function oauthTokenRoutes(app: FastifyInstance, opts: { tokens: Oau
         },
         400: { description: 'invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)', ...errorSchema },
         401: { description: 'invalid_client: unknown client or wrong secret', ...errorSchema },
+        413: { description: 'invalid_request: the request body is over 256 KiB (the connection is then closed)', ...errorSchema },
         429: { description: 'temporarily_unavailable: too many requests; Retry-After says when to try again', ...errorSchema },
         503: { description: 'temporarily_unavailable: the database cannot be reached; Retry-After says when to try again', ...errorSchema },
       },

@@ -28,10 +28,10 @@ export interface OauthTokenService {
   /** A token for a client whose secret is right; undefined otherwise (unknown client or wrong secret alike). */
   issue(clientId: string, clientSecret: string, scope: string): Promise<IssuedToken | undefined>;
   /**
-   * The customer of a live bearer token carrying `scope`, for the admin API.
+   * The customer and OAuth client (its clientId) of a live bearer token carrying `scope`, for the admin API.
    * @throws Unauthenticated otherwise (unknown, expired, wrong scope).
    */
-  authenticate(authorization: string, scope: string): Promise<Customer>;
+  authenticate(authorization: string, scope: string): Promise<{ customer: Customer; clientId: string }>;
 }
 
 const denied = () => new Unauthenticated('invalid_token', 'admin');
@@ -65,7 +65,7 @@ export function createOauthTokenService(deps: {
       if (!token || !hasValidChecksum(token, ACCESS_TOKEN_PREFIX)) throw denied();
       const found = await repo.findLiveToken(db, sha256Hex(token), clock.now());
       if (!found || !found.scope.split(' ').includes(scope)) throw denied();
-      return found.customer;
+      return { customer: found.customer, clientId: found.clientId };
     },
   };
 }

@@ -41,7 +41,8 @@ const SWEEP_EVERY_MS = 60_000;
 
 /**
  * The adapter factory oidc-provider calls once per model name. Times are oidc-provider's own
- * (real time, epoch seconds in payloads): its expiry checks and ours must agree.
+ * (real time, epoch seconds in payloads): its expiry checks and ours must agree. So Date.now, not
+ * the service's clock: oidc-provider reads Date.now itself and cannot be handed a clock.
  */
 export function kyselyAdapterFactory(deps: AdapterDeps): (name: string) => OidcAdapter {
   const { db, customerId } = deps;

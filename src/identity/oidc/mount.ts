@@ -5,15 +5,14 @@
  * interaction, which is ours (interaction.ts). Unknown customer: the face's usual 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { logServerError } from '../../http/app.ts';
-import { asServiceUnavailable } from '../../lib/errors.ts';
-import { handleInteraction } from './interaction.ts';
-import { prefersHtml, PROVIDER_HEADERS, unavailableBody, unavailablePage } from './pages.ts';
+import { installPartErrors } from '../errors.ts';
+import { handleInteraction, type InteractionSignIn } from './interaction.ts';
+import { prefersHtml, PROVIDER_HEADERS } from './pages.ts';
 import type { OidcService } from './service.ts';
 
 type Params = { customerKey: string };
 
-export function oidcRoutes(oidc: OidcService, publicUrl: string) {
+export function oidcRoutes(oidc: OidcService, publicUrl: string, signIn?: InteractionSignIn) {
   const publicOrigin = new URL(publicUrl);
 
   async function toProvider(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
@@ -51,20 +50,14 @@ export function oidcRoutes(oidc: OidcService, publicUrl: string) {
     app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     // Before the provider has the request (finding the customer, the interaction's own reads) the
     // database may be down: answered as the provider answers it (provider.ts), a 503 page for browsers
-    // and the OAuth JSON error for the rest. Any other error goes on to the face's handler.
-    app.setErrorHandler((error, request, reply) => {
-      const unavailable = asServiceUnavailable(error);
-      if (!unavailable) throw error;
-      logServerError(request.log, error);
-      reply.code(503).headers({ ...PROVIDER_HEADERS, 'retry-after': String(unavailable.retryAfterSeconds) });
-      if (prefersHtml(request.headers.accept)) return reply.type('text/html; charset=utf-8').send(unavailablePage(unavailable.retryAfterSeconds));
-      return reply.type('application/json; charset=utf-8').send(unavailableBody(unavailable.message));
-    });
+    // and the OAuth JSON error for the rest; any other error as the rest of the face answers it
+    // (identity/errors.ts, the provider's row).
+    installPartErrors(app, 'provider', (request) => ({ prefersHtml: prefersHtml(request.headers.accept) }));
 
     app.get<{ Params: Params & { uid: string } }>('/customers/:customerKey/interaction/:uid', { schema: { hide: true } }, async (request, reply) => {
       const entry = await oidc.providerFor(request.params.customerKey);
       if (!entry) return reply.callNotFound();
-      return handleInteraction(oidc, entry, request, reply);
+      return handleInteraction(oidc, entry, request, reply, signIn);
     });
     for (const url of ['/customers/:customerKey', '/customers/:customerKey/*']) {
       app.route<{ Params: Params }>({ method: ['GET', 'POST', 'OPTIONS'], url, schema: { hide: true }, handler: toProvider });

@@ -10,6 +10,7 @@ import type { Database } from '../../store/schema.ts';
 import type { ApplicationsService } from '../applications/service.ts';
 import type { Customer } from '../customers/types.ts';
 import type { SigningKeysService } from '../signing-keys/service.ts';
+import type { SsoSessionsService } from '../sso-sessions/service.ts';
 import type { UsersService } from '../users/service.ts';
 import { createCustomerProvider, type OidcProvider } from './provider.ts';
 import * as repo from './repo.ts';
@@ -57,6 +58,10 @@ export interface OidcDeps {
   users: UsersService;
   applications: ApplicationsService;
   signingKeys: SigningKeysService;
+  /** RP-initiated logout ends the customer's SSO session too. */
+  ssoSessions: Pick<SsoSessionsService, 'end' | 'clearCookie'>;
+  /** The SSO session check of the login prompt (provider.ts). */
+  loginSatisfied?: (customerId: number, applicationUuid: string, accountId: string, ssoValue: string | undefined) => Promise<boolean>;
 }
 
 /** Providers kept per node; each is a small Koa app. Least recently used goes first. */

@@ -79,3 +79,11 @@ export async function deletePolicy(db: Executor, customerId: number, id: number)
   const result = await db.deleteFrom('login_policies').where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
+
+/** Across customers (the start's check of the public URL): whether any policy asks for a passkey. */
+export async function anyAsksForPasskeys(db: Executor): Promise<boolean> {
+  const row = await db.selectFrom('login_policies').select('id')
+    .where((eb) => eb.or([eb('first_factor', '=', 'PASSKEY'), eb('second_factor', 'in', ['PASSKEY', 'ANY'])]))
+    .limit(1).executeTakeFirst();
+  return row !== undefined;
+}

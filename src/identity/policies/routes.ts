@@ -1,6 +1,8 @@
 /** HTTP for /admin/policies/create|getall|delete (DESIGN: Admin API extension). Wire shapes only. */
 import type { FastifyInstance } from 'fastify';
 import { customerKeySchema } from '../../http/schemas.ts';
+import { textSchema } from '../../lib/text-rules.ts';
+import { POLICY_GROUP_NAME } from './rules.ts';
 import { deletedResponse, errorResponses, successResponse, uuidString } from '../applications/schemas.ts';
 import { parsePolicyId, type PoliciesService } from './service.ts';
 import { FIRST_FACTORS, SECOND_FACTORS, type LoginPolicy, type PolicyInput } from './types.ts';
@@ -48,7 +50,7 @@ export async function policyRoutes(app: FastifyInstance, opts: { policies: Polic
           applicationUuid: uuidString,
           firstFactor: { type: 'string', enum: FIRST_FACTORS },
           secondFactor: { type: 'string', enum: SECOND_FACTORS, default: 'NONE' },
-          groupName: { type: 'string', maxLength: 100, description: 'A group name (matched case-insensitively); absent, null or "" for application-wide' },
+          groupName: { ...textSchema(POLICY_GROUP_NAME), description: 'A group name (matched case-insensitively); absent, null or "" for application-wide' },
         },
       },
       response: { 200: policyResponse, ...errorResponses(404, 409) },

@@ -3,6 +3,8 @@
  * policy that applies to a user (findPolicyForUser) for the magic-link routes.
  */
 import type { Kysely } from 'kysely';
+import type { AuditRecorder } from '../../audit/service.ts';
+import { policyTarget } from '../../audit/targets.ts';
 import type { ApplicationsService } from '../applications/service.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
@@ -10,8 +12,10 @@ import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
+import { enforce } from '../../lib/text-rules.ts';
 import * as repo from './repo.ts';
 import { normaliseGroupName } from './repo.ts';
+import { checkPolicyGroupName } from './rules.ts';
 import type { LoginPolicy, PolicyInput } from './types.ts';
 
 export const POLICY_NOT_FOUND = 'The policy does not exist.';
@@ -34,6 +38,8 @@ export interface PoliciesService {
    * the user's groups have a policy, the oldest (the one created first) wins.
    */
   findPolicyForUser(db: Executor, customerId: number, applicationId: number, groupNames: string[]): Promise<LoginPolicy | undefined>;
+  /** True when some customer's policy asks for a passkey (first factor PASSKEY, second PASSKEY or ANY): the start checks the public URL then. */
+  anyAsksForPasskeys(): Promise<boolean>;
 }
 
 /** Parses a policy id given as an integer or a digit string. @throws Invalid otherwise. */
@@ -44,14 +50,15 @@ export function parsePolicyId(value: number | string): number {
 }
 
 /** @param changes undefined: nothing is kept in memory (LATCHKEY_READ_CACHE=false). */
-export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock; applications: ApplicationsService; changes?: ChangeFeed }): PoliciesService {
-  const { db, clock, applications } = deps;
+export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock; applications: ApplicationsService; audit: AuditRecorder; changes?: ChangeFeed }): PoliciesService {
+  const { db, clock, applications, audit } = deps;
   // Every magic-link generate and landing asks which policy applies: an application's policies (a
   // handful) are kept together, and the user's groups are matched against them in memory.
-  const byApplication = createReadCache<LoginPolicy[]>(deps.changes, { tables: ['login_policies', 'applications'], maxEntries: 1_000 });
+  const byApplication = createReadCache<LoginPolicy[]>(deps.changes, { tables: ['login_policies', 'applications'], maxEntries: 1_000, clock });
 
   return {
     async create(customerId, input) {
+      enforce(checkPolicyGroupName(input.groupName));
       const groupName = input.groupName === undefined || input.groupName.trim() === '' ? null : input.groupName.trim();
       return db.transaction().execute(async (trx) => {
         const application = await applications.getByUuid(trx, customerId, input.applicationUuid);
@@ -70,17 +77,24 @@ export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock
             ? 'The application already has an application-wide policy (without groupName).'
             : `The application already has a policy for group ${groupName}.`);
         }
-        return (await repo.findPolicyById(trx, customerId, id))!;
+        const policy = (await repo.findPolicyById(trx, customerId, id))!;
+        await audit.record(trx, customerId, { action: 'policy.created', target: policyTarget(policy) });
+        return policy;
       });
     },
 
     list: (customerId) => repo.listPolicies(db, customerId),
 
     async delete(customerId, policyId) {
-      const policy = await repo.findPolicyById(db, customerId, policyId);
-      if (!policy || !await repo.deletePolicy(db, customerId, policyId)) throw new NotFound('policy', POLICY_NOT_FOUND);
-      return policy;
+      return db.transaction().execute(async (trx) => {
+        const policy = await repo.findPolicyById(trx, customerId, policyId);
+        if (!policy || !await repo.deletePolicy(trx, customerId, policyId)) throw new NotFound('policy', POLICY_NOT_FOUND);
+        await audit.record(trx, customerId, { action: 'policy.deleted', target: policyTarget(policy) });
+        return policy;
+      });
     },
+
+    anyAsksForPasskeys: () => repo.anyAsksForPasskeys(db),
 
     async findPolicyForUser(exec, customerId, applicationId, groupNames) {
       // In a transaction, its own snapshot; else the kept list.

@@ -1,9 +1,10 @@
 /** Login policies: which factors sign a user in to an application, per group or application-wide. */
 
-export const FIRST_FACTORS = ['MAGIC_LINK', 'PASSWORD'] as const;
+export const FIRST_FACTORS = ['MAGIC_LINK', 'PASSWORD', 'PASSKEY'] as const;
 export type FirstFactor = (typeof FIRST_FACTORS)[number];
 
-export const SECOND_FACTORS = ['NONE', 'AUTHENTICATOR_APP'] as const;
+/** ANY: the authenticator app or a passkey, whichever the user has. */
+export const SECOND_FACTORS = ['NONE', 'AUTHENTICATOR_APP', 'PASSKEY', 'ANY'] as const;
 export type SecondFactor = (typeof SECOND_FACTORS)[number];
 
 export interface LoginPolicy {

@@ -9,16 +9,26 @@ export interface StoredSigningKey {
   privateJwkSealed: string;
 }
 
-export async function findSigningKey(db: Executor, customerId: number): Promise<StoredSigningKey | undefined> {
+/** A stored key with what its SAML certificate is made from. */
+export interface SigningKeyRow extends StoredSigningKey {
+  createdAt: number;
+  customerKey: string;
+}
+
+export async function findSigningKey(db: Executor, customerId: number): Promise<SigningKeyRow | undefined> {
   const row = await db.selectFrom('customer_signing_keys')
-    .select(['customer_id', 'kid', 'alg', 'public_jwk', 'private_jwk_sealed'])
-    .where('customer_id', '=', customerId).executeTakeFirst();
+    .innerJoin('customers', 'customers.id', 'customer_signing_keys.customer_id')
+    .select(['customer_signing_keys.customer_id', 'customer_signing_keys.kid', 'customer_signing_keys.alg', 'customer_signing_keys.public_jwk',
+      'customer_signing_keys.private_jwk_sealed', 'customer_signing_keys.created_at', 'customers.customer_key'])
+    .where('customer_signing_keys.customer_id', '=', customerId).executeTakeFirst();
   return row && {
     customerId: Number(row.customer_id),
     kid: row.kid,
     alg: row.alg,
     publicJwk: row.public_jwk,
     privateJwkSealed: row.private_jwk_sealed,
+    createdAt: Number(row.created_at),
+    customerKey: row.customer_key,
   };
 }
 

@@ -6,8 +6,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
-import { listUsersAfter } from './import-repo.ts';
+import { countAllUsers, listUsersAfter } from './import-repo.ts';
+import { isCustomAttributeName } from './rules.ts';
 import { CUSTOM_ATTRIBUTE_COUNT } from './types.ts';
+
+/** customAttribute1..50 with a value: what import can write back (a row from before the rules may hold other names). */
+function settableAttributes(attributes: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(attributes).filter(([name, value]) => isCustomAttributeName(name) && value !== ''));
+}
 
 /** One user as the import reads it: custom attributes by name, groups as names. */
 export interface ExportRecord {
@@ -35,12 +41,15 @@ export function exportColumns(includePasswordHashes: boolean): string[] {
 }
 
 export interface UserExportService {
+  /** How many users exportUsers would write now (its progress's whole). */
+  countUsers(customerId: number): Promise<number>;
   exportUsers(customerId: number, options: { includePasswordHashes: boolean }): AsyncGenerator<ExportRecord>;
 }
 
 export function createUserExportService(deps: { db: Kysely<Database>; groups: GroupsService }): UserExportService {
   const { db, groups } = deps;
   return {
+    countUsers: (customerId) => countAllUsers(db, customerId),
     async *exportUsers(customerId, { includePasswordHashes }) {
       for (let afterId = 0; ;) {
         const page = await listUsersAfter(db, customerId, afterId, EXPORT_PAGE_SIZE);
@@ -54,7 +63,7 @@ export function createUserExportService(deps: { db: Kysely<Database>; groups: Gr
             lastName: user.lastName,
             phone: user.phone,
             alternateEmail: user.alternateEmail,
-            customAttributes: user.customAttributes,
+            customAttributes: settableAttributes(user.customAttributes),
             groups: names.get(user.id) ?? [],
           };
           if (includePasswordHashes && passwordHash !== null) record.passwordHash = passwordHash;

@@ -23,6 +23,12 @@ export async function listUsersAfter(db: Executor, customerId: number, afterId: 
   return rows.map((row) => ({ user: toUser(row), passwordHash: row.password_hash }));
 }
 
+/** How many users listUsersAfter walks through for the customer (every user, as export writes them). */
+export async function countAllUsers(db: Executor, customerId: number): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<string | number>().as('n')).where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /**
  * Swaps a verified hash for the service's own while it is still `expectedHash`. Not a password change:
  * the credentials version, password date and update date stay.

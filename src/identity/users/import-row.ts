@@ -1,12 +1,16 @@
 /**
- * One import record to a user write: the users routes' own schema checks the fields (lengths, e-mail
- * and phone formats), the password rule is the service's, and the hash must be one login can verify.
- * Empty values are absent values: they keep what is stored.
+ * One import record to a user write: the users routes' own schema checks the shape of the fields, the
+ * users service checks every rule of users/rules.ts on the write (as for every face), the password rule
+ * is the service's, and the hash must be one login can verify. Empty values are absent values: they keep
+ * what is stored. A CSV cell export neutralised against spreadsheet formulas is read back as it was.
  */
 import { Ajv, type ErrorObject } from 'ajv';
-import { nameString } from '../../http/schemas.ts';
 import { Invalid } from '../../lib/errors.ts';
 import { checkPasswordRule, hashFormat } from '../../lib/passwords.ts';
+import { badCharacters, enforce, textSchema, type BrokenRule } from '../../lib/text-rules.ts';
+import { checkGroupName, GROUP_NAME } from '../groups/rules.ts';
+import { restoreFormula } from './csv-formulas.ts';
+import { checkPasswordText } from './rules.ts';
 import { BadHeader, type ImportFormat, type ImportRecord } from './import-rows.ts';
 import { userWriteProperties } from './routes.ts';
 import type { UserInput } from './types.ts';
@@ -28,7 +32,7 @@ const rowSchema = {
   additionalProperties: false,
   properties: {
     ...fieldProperties,
-    groups: { type: 'array', maxItems: 100, items: nameString(100) },
+    groups: { type: 'array', maxItems: 100, items: textSchema(GROUP_NAME) },
     passwordHash: { type: 'string', maxLength: 1024 },
   },
 } as const;
@@ -59,7 +63,8 @@ function describe(error: ErrorObject): string {
 /** Empty strings, nulls and empty group lists are absent; CSV lists groups as `a;b`. */
 function presentValues(values: Record<string, unknown>, format: ImportFormat): Record<string, unknown> {
   const present: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) {
+  for (const [key, given] of Object.entries(values)) {
+    const value = format === 'csv' && typeof given === 'string' ? restoreFormula(given) : given;
     if (value === undefined || value === null || value === '') continue;
     if (key === 'groups' && format === 'csv' && typeof value === 'string') {
       const names = value.split(';').map((name) => name.trim()).filter((name) => name !== '');
@@ -72,16 +77,35 @@ function presentValues(values: Record<string, unknown>, format: ImportFormat): R
   return present;
 }
 
+/**
+ * Control characters and lone surrogates in any value, before the shape is checked: the order the admin
+ * API checks a body in (http/input-checks.ts), so a row gets the reason the API gives for the same value.
+ */
+function checkCharacters(values: Record<string, unknown>): BrokenRule | undefined {
+  for (const [key, value] of Object.entries(values)) {
+    const texts = typeof value === 'string' ? [[key, value]] : Array.isArray(value) ? value.map((v, i) => [`${key}[${i}]`, v]) : [];
+    for (const [field, text] of texts) {
+      const reason = typeof text === 'string' ? badCharacters(text) : undefined;
+      if (reason) return { field, reason };
+    }
+  }
+  return undefined;
+}
+
 /** @throws Invalid naming the first thing wrong with the row. */
 export function toImportRow(record: Extract<ImportRecord, { values: object }>, format: ImportFormat): ImportRow {
   const values = presentValues(record.values, format);
+  enforce(checkCharacters(values));
   if (!checkRow(values)) throw new Invalid(...splitMessage(describe(checkRow.errors![0])));
   const row = values as Record<string, string> & { groups?: string[] };
   if (row.password !== undefined && row.passwordHash !== undefined) throw new Invalid('passwordHash', 'cannot be given with password');
   if (row.passwordHash !== undefined && hashFormat(row.passwordHash) === undefined) {
     throw new Invalid('passwordHash', 'must be an argon2id or argon2i PHC string, or a bcrypt $2a$, $2b$ or $2y$ hash');
   }
+  enforce(checkPasswordText(row.password));
   if (row.password !== undefined) checkPasswordRule(row.password);
+  // Checked here, not only when the batch creates missing groups: a bad name fails its row alone.
+  row.groups?.forEach((name, i) => enforce(checkGroupName(`groups.${i}`, name)));
   return {
     line: record.line,
     input: {

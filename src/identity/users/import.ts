@@ -6,6 +6,7 @@
  * same state: rows already in are unchanged the second time.
  */
 import type { ControlledTransaction, Kysely } from 'kysely';
+import type { AuditRecorder } from '../../audit/service.ts';
 import { LatchkeyError } from '../../lib/errors.ts';
 import { hashPassword, verifyPassword } from '../../lib/passwords.ts';
 import { isUniqueViolation } from '../../store/db.ts';
@@ -81,7 +82,13 @@ function describeFailure(error: unknown): string | undefined {
   return undefined;
 }
 
-export function createUserImportService(deps: { db: Kysely<Database>; users: UsersService; groups: GroupsService }): UserImportService {
+/** The import itself as an event's target: its counts are its name (the rows' users have their own events). */
+const importTarget = (summary: ImportSummary) => ({
+  type: 'import', id: '', name: `${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.failed} failed`,
+});
+
+/** Each changed user's event is written by createIn/updateIn in the row's savepoint; import.completed ends the run. */
+export function createUserImportService(deps: { db: Kysely<Database>; users: UsersService; groups: GroupsService; audit: AuditRecorder }): UserImportService {
   const { db, users, groups } = deps;
 
   async function readStored(exec: Kysely<Database> | ControlledTransaction<Database>, customerId: number, rows: ImportRow[]): Promise<Map<string, Stored>> {
@@ -133,7 +140,10 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
             await users.updateIn(savepoint, customerId, { ...row.input, username: current.user.username }, newHash);
             counts.updated++;
           } else {
-            await users.createIn(savepoint, customerId, row.input, newHash ?? null);
+            // An empty name cell is the empty name users/create accepts (`"firstName": ""`): the
+            // export writes a user created without one so, and it must read back (DESIGN: lossless).
+            const input = { ...row.input, firstName: row.input.firstName ?? '', lastName: row.input.lastName ?? '' };
+            await users.createIn(savepoint, customerId, input, newHash ?? null);
             counts.created++;
           }
           await savepoint.releaseSavepoint('import_row').execute();
@@ -210,6 +220,7 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
         if (batch.length >= batchSize) await flush();
       }
       if (batch.length > 0 || pendingErrors.length > 0) await flush();
+      await deps.audit.record(db, customerId, { action: 'import.completed', target: importTarget(summary) });
       return summary;
     },
   };

@@ -40,6 +40,7 @@ export function toUser(row: Selectable<UsersTable>): User {
     secondFactorType: row.second_factor_type,
     customAttributes: JSON.parse(row.custom_attributes) as Record<string, string>,
     credentialsVersion: row.credentials_version,
+    passwordChangeRequired: row.password_change_required === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -99,6 +100,8 @@ export interface UserChanges {
   isDisabled?: boolean;
   secondFactorType?: string;
   bumpCredentials?: boolean;
+  /** Whether the user must change the password at the next sign-in (a password set for them). */
+  passwordChangeRequired?: boolean;
   now: number;
 }
 
@@ -114,6 +117,7 @@ export async function updateUser(db: Executor, customerId: number, userId: numbe
     ...(changes.isDisabled !== undefined ? { disabled: changes.isDisabled ? 1 : 0 } : {}),
     ...(changes.secondFactorType !== undefined ? { second_factor_type: changes.secondFactorType } : {}),
     ...(changes.bumpCredentials ? { credentials_version: eb('credentials_version', '+', 1) } : {}),
+    ...(changes.passwordChangeRequired !== undefined ? { password_change_required: changes.passwordChangeRequired ? 1 : 0 } : {}),
     updated_at: changes.now,
   })).where('customer_id', '=', customerId).where('id', '=', userId).returningAll().executeTakeFirst();
   return row && toUser(row);
@@ -135,6 +139,8 @@ export async function replacePasswordHash(db: Executor, customerId: number, user
     password_hash: newHash,
     password_changed_at: now,
     credentials_version: eb('credentials_version', '+', 1),
+    // The user chose this password: a change an administrator asked for is done.
+    password_change_required: 0,
     updated_at: now,
   })).where('customer_id', '=', customerId).where('id', '=', userId).where('password_hash', '=', expectedHash).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
@@ -211,4 +217,10 @@ export async function countUsers(db: Executor, customerId: number): Promise<numb
   const marked = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n'))
     .where('customer_id', '=', customerId).where('mark_for_deletion', '=', 1).executeTakeFirst();
   return Number(total?.n ?? 0) - Number(marked?.n ?? 0);
+}
+
+/** True when the user has a passkey (identity/passkeys): a second factor besides an authenticator app. */
+export async function hasPasskey(db: Executor, customerId: number, userId: number): Promise<boolean> {
+  const row = await db.selectFrom('passkeys').select('id').where('customer_id', '=', customerId).where('user_id', '=', userId).limit(1).executeTakeFirst();
+  return row !== undefined;
 }

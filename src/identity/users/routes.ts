@@ -1,9 +1,15 @@
 /** HTTP for /admin/users/...: schemas, wire shapes, the spec's error variants. No rules, no SQL. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { batchProperties, customerKeySchema, emailString, nameString } from '../../http/schemas.ts';
+import { batchProperties, customerKeySchema, nameString } from '../../http/schemas.ts';
+import { textSchema } from '../../lib/text-rules.ts';
+import { GROUP_NAME } from '../groups/rules.ts';
 import type { UsersService } from './service.ts';
 import { USER_NOT_FOUND_MESSAGE } from '../../lib/errors.ts';
 import type { GroupAssignment, UserInput } from './types.ts';
+import {
+  EMAIL, MAX_ATTRIBUTES_PER_MEMBERSHIP, MAX_GROUPS_PER_USER, MEMBERSHIP_ATTRIBUTE_NAME, MEMBERSHIP_ATTRIBUTE_VALUE,
+  PASSWORD_TEXT, PERSON_NAME, PHONE, USERNAME,
+} from './rules.ts';
 import {
   customAttributeRequestProperties, getUserResponseSchema, listUsersResponseSchema,
   readCustomAttributes, toGetEnvelope, toListEnvelope, type WireOptions,
@@ -15,14 +21,14 @@ const groupObject = {
   type: 'object',
   required: ['name'],
   properties: {
-    name: nameString(100),
+    name: textSchema(GROUP_NAME),
     attributes: {
       type: 'array',
-      maxItems: 50,
+      maxItems: MAX_ATTRIBUTES_PER_MEMBERSHIP,
       items: {
         type: 'object',
         required: ['name', 'value'],
-        properties: { name: nameString(100), value: { type: 'string', maxLength: 1024 } },
+        properties: { name: textSchema(MEMBERSHIP_ATTRIBUTE_NAME), value: textSchema(MEMBERSHIP_ATTRIBUTE_VALUE) },
       },
     },
   },
@@ -30,14 +36,14 @@ const groupObject = {
 
 export const userWriteProperties = {
   customerKey: customerKeySchema,
-  username: nameString(100),
-  email: emailString,
-  firstName: { type: 'string', maxLength: 100 },
-  lastName: { type: 'string', maxLength: 100 },
-  phone: { type: 'string', maxLength: 32, pattern: '^[0-9+()./ -]*$' },
-  password: { type: 'string', minLength: 1, maxLength: 1024 },
-  alternateEmail: { anyOf: [emailString, { type: 'string', maxLength: 0 }] },
-  groups: { type: 'array', maxItems: 100, items: groupObject },
+  username: textSchema(USERNAME),
+  email: textSchema(EMAIL),
+  firstName: textSchema(PERSON_NAME),
+  lastName: textSchema(PERSON_NAME),
+  phone: textSchema(PHONE),
+  password: textSchema(PASSWORD_TEXT),
+  alternateEmail: { anyOf: [textSchema(EMAIL), { type: 'string', maxLength: 0 }] },
+  groups: { type: 'array', maxItems: MAX_GROUPS_PER_USER, items: groupObject },
   ...customAttributeRequestProperties,
 } as const;
 

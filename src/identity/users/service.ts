@@ -3,9 +3,12 @@
  * wins), enable/disable, delete, passwords, and listing in batches with group names.
  */
 import type { Kysely } from 'kysely';
+import type { AuditRecorder } from '../../audit/service.ts';
+import { userTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Conflict, Invalid, UserNotFound } from '../../lib/errors.ts';
 import { newGuid } from '../../lib/ids.ts';
+import { enforce, type BrokenRule } from '../../lib/text-rules.ts';
 import { checkPasswordRule, hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from '../../lib/passwords.ts';
 import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
@@ -14,7 +17,13 @@ import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
 import { rehashPassword } from './import-repo.ts';
 import * as repo from './repo.ts';
-import type { User, UserInput, UserWithGroups } from './types.ts';
+import { checkUserInput, checkUserInputFields, isCustomAttributeName, looksLikeEmail } from './rules.ts';
+import * as signIns from './sign-ins-repo.ts';
+import { findUsersContaining, searchUsers, type UserSort } from './search-repo.ts';
+import type { SearchMode, User, UserInput, UserLine, UserPage, UserWithGroups } from './types.ts';
+
+/** The event of a password set for the user: an administrator's (default) or the user's own through a reset link. */
+export type PasswordSetAction = 'user.password.changed' | 'password.reset';
 
 export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
 
@@ -36,6 +45,24 @@ export interface UsersService {
   /** @throws NotFound */
   setDisabled(customerId: number, login: string, isDisabled: boolean): Promise<User>;
   count(customerId: number): Promise<number>;
+  /** Users whose username or e-mail starts with `prefix` (mode 'all': every user, by id), a keyset page; `after` is the previous page's `next`. */
+  search(customerId: number, query: { mode: SearchMode; prefix: string; after: string; limit: number }): Promise<UserPage>;
+  /**
+   * A numbered page of the users whose username, e-mail, first or last name contains `text` (any
+   * case), with the number of matches (the console's list).
+   */
+  findPage(customerId: number, query: { text: string; sort: UserSort; offset: number; limit: number }): Promise<{ users: UserLine[]; total: number }>;
+  /** Every rule the input breaks, one per field (create's required fields and password strength included). */
+  findProblems(input: UserInput, write: 'create' | 'update'): BrokenRule[];
+  /**
+   * Sets the user's password for them (an administrator's reset): earlier site credentials stop working.
+   * @throws NotFound; Invalid('password') when weak.
+   */
+  setPassword(customerId: number, userId: number, password: string, options: { requireChange: boolean; action?: PasswordSetAction }): Promise<void>;
+  /** Notes that the user signed in now (at most one write a minute per user). */
+  recordSignIn(customerId: number, userId: number): Promise<void>;
+  /** When the user last signed in (the site's token endpoint, a magic link); null when never recorded. */
+  findLastSignIn(customerId: number, userId: number): Promise<number | null>;
   /** @throws NotFound; Invalid('oldPassword') when it is wrong; Invalid('password') when equal or weak. */
   changePassword(customerId: number, login: string, oldPassword: string, newPassword: string): Promise<void>;
   /** The user when `password` is theirs and they are enabled; unknown users take as long as wrong passwords. */
@@ -51,12 +78,33 @@ export interface UsersService {
   updateIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | undefined): Promise<User>;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/**
+ * The attributes to store: one set to "" is cleared (removed, not kept empty), and a name other than
+ * customAttributeN, which a row written before the rules may hold, goes on the next write.
+ */
+function withoutCleared(attributes: Record<string, string>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) if (value !== '' && isCustomAttributeName(name)) kept[name] = value;
+  return kept;
+}
+
+const sameAttributes = (a: Record<string, string>, b: Record<string, string>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+
+/** Whether an update wrote anything a reader could see (updated_at aside): else it records no event. */
+function profileChanged(before: User, after: User): boolean {
+  return before.email !== after.email || before.firstName !== after.firstName || before.lastName !== after.lastName
+    || before.phone !== after.phone || before.alternateEmail !== after.alternateEmail
+    || !sameAttributes(before.customAttributes, after.customAttributes);
+}
 
 function pickLogin<U extends { username: string }>(candidates: U[], login: string): U | undefined {
   const norm = repo.normalise(login);
   return candidates.find((u) => repo.normalise(u.username) === norm) ?? candidates[0];
 }
+
+/** A user signing in all day writes their last sign-in once a minute, not on every token. */
+const SIGN_IN_WRITE_INTERVAL_MS = 60_000;
 
 /** Tables a user's answers are read from: a user with their group names. */
 const USER_TABLES = ['users', 'groups', 'group_members'] as const;
@@ -76,6 +124,8 @@ export function createUsersService(deps: {
   db: Kysely<Database>;
   clock: Clock;
   groups: GroupsService;
+  /** Every change writes its audit event in its own transaction. */
+  audit: AuditRecorder;
   /** Undefined: nothing is kept in memory (LATCHKEY_READ_CACHE=false). */
   changes?: ChangeFeed;
 }): UsersService {
@@ -84,17 +134,17 @@ export function createUsersService(deps: {
   // costs two or three queries. Their answers are kept while the change feed says that none of the
   // tables they were read from changed (see store/read-cache.ts for how fresh that is).
   const usersWithGroupsByLogin = createReadCache<UserWithGroups>(deps.changes, {
-    tables: USER_TABLES, maxEntries: 10_000, maxWeight: MAX_KEPT_USER_CHARS, weigh: weighUser,
+    tables: USER_TABLES, maxEntries: 10_000, maxWeight: MAX_KEPT_USER_CHARS, weigh: weighUser, clock,
   });
   const pages = createReadCache<UsersPage>(deps.changes, {
-    tables: USER_TABLES, maxEntries: 100, maxWeight: MAX_KEPT_PAGE_CHARS,
+    tables: USER_TABLES, maxEntries: 100, maxWeight: MAX_KEPT_PAGE_CHARS, clock,
     weigh: (page) => page.users.reduce((sum, user) => sum + weighUser(user), 0),
   });
-  const usersWithGroups = createReadCache<UserWithGroups>(deps.changes, { tables: USER_TABLES, maxEntries: 10_000 });
+  const usersWithGroups = createReadCache<UserWithGroups>(deps.changes, { tables: USER_TABLES, maxEntries: 10_000, clock });
   // Lookups by login from outside this service (MFA, the site, API tokens); writes here read in their transaction.
   // 2,000: the users active at one time; a lookup missed is one indexed read, and 10,000 kept users
   // held some 8 MiB of heap after a load that spread MFA registrations over 10,000 users.
-  const usersByLogin = createReadCache<User>(deps.changes, { tables: ['users'], maxEntries: 2_000 });
+  const usersByLogin = createReadCache<User>(deps.changes, { tables: ['users'], maxEntries: 2_000, clock });
 
   async function findByLogin(customerId: number, login: string, exec: Executor = db): Promise<User | undefined> {
     return pickLogin(await repo.findUsersByLogin(exec, customerId, login), login);
@@ -120,14 +170,21 @@ export function createUsersService(deps: {
     return emailTaken();
   }
 
-  /** create's rules: the e-mail to store. @throws Invalid */
+  /** create's rules (users/rules.ts, then what create demands): the e-mail to store. @throws Invalid */
   function checkNewUser(input: UserInput): string {
-    const email = input.email ?? (EMAIL.test(input.username) ? input.username : undefined);
+    enforce(checkUserInput(input, 'create'));
+    const email = input.email ?? (looksLikeEmail(input.username) ? input.username : undefined);
     if (email === undefined) throw new Invalid('email', 'is required');
     if (input.firstName === undefined) throw new Invalid('firstName', 'is required');
     if (input.lastName === undefined) throw new Invalid('lastName', 'is required');
     if (input.password !== undefined) checkPasswordRule(input.password);
     return email;
+  }
+
+  /** update's rules, whoever calls (the console, import and SCIM as much as the admin API). @throws Invalid */
+  function checkChanges(input: UserInput): void {
+    enforce(checkUserInput(input, 'update'));
+    if (input.password !== undefined) checkPasswordRule(input.password);
   }
 
   async function insertNew(trx: Executor, customerId: number, input: UserInput, email: string, passwordHash: string | null): Promise<User> {
@@ -141,11 +198,12 @@ export function createUsersService(deps: {
       phone: input.phone ?? '',
       alternateEmail: input.alternateEmail ?? '',
       passwordHash,
-      customAttributes: input.customAttributes,
+      customAttributes: withoutCleared(input.customAttributes),
       now: clock.now(),
     });
     if (assignments && assignments.length > 0) await groups.setUserGroups(trx, customerId, user.id, assignments);
     else await groups.joinDefaultGroup(trx, customerId, user.id);
+    await deps.audit.record(trx, customerId, { action: 'user.created', target: userTarget(user) });
     return user;
   }
 
@@ -164,12 +222,17 @@ export function createUsersService(deps: {
       phone: input.phone,
       alternateEmail: input.alternateEmail,
       passwordHash,
-      customAttributes: hasAttributes ? { ...current.customAttributes, ...input.customAttributes } : undefined,
+      customAttributes: hasAttributes ? withoutCleared({ ...current.customAttributes, ...input.customAttributes }) : undefined,
       bumpCredentials: passwordHash !== undefined,
       now: clock.now(),
     });
-    if (assignments) await groups.setUserGroups(trx, customerId, current.id, assignments);
-    return updated ?? current;
+    const groupsChanged = assignments ? await groups.setUserGroups(trx, customerId, current.id, assignments) : false;
+    const user = updated ?? current;
+    // A password given is a change even when it is the same one: it is hashed anew and ends earlier credentials.
+    if (passwordHash !== undefined || groupsChanged || profileChanged(current, user)) {
+      await deps.audit.record(trx, customerId, { action: 'user.updated', target: userTarget(user) });
+    }
+    return user;
   }
 
   return {
@@ -177,7 +240,9 @@ export function createUsersService(deps: {
       const email = checkNewUser(input);
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
       try {
-        return await db.transaction().execute((trx) => insertNew(trx, customerId, input, email, passwordHash));
+        return await db.transaction().execute(async (trx) => {
+          return insertNew(trx, customerId, input, email, passwordHash);
+        });
       } catch (error) {
         if (isUniqueViolation(error)) throw await explainConflict(customerId, input.username);
         throw error;
@@ -185,7 +250,7 @@ export function createUsersService(deps: {
     },
 
     async update(customerId, input) {
-      if (input.password !== undefined) checkPasswordRule(input.password);
+      checkChanges(input);
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       try {
         return await db.transaction().execute((trx) => updateExisting(trx, customerId, input, passwordHash));
@@ -225,19 +290,59 @@ export function createUsersService(deps: {
         const user = await requireUser(customerId, login, trx);
         // A concurrent delete may have won since the lookup: then this one deleted nothing.
         if (!(await repo.deleteUser(trx, customerId, user.id))) throw new UserNotFound();
+        await deps.audit.record(trx, customerId, { action: 'user.deleted', target: userTarget(user) });
       });
     },
 
     async setDisabled(customerId, login, isDisabled) {
       return db.transaction().execute(async (trx) => {
         const user = await requireUser(customerId, login, trx);
+        if (user.isDisabled === isDisabled) return user;
         // Disabling also retires issued JWTs for good: enabling again does not revive them.
-        const updated = await repo.updateUser(trx, customerId, user.id, { isDisabled, bumpCredentials: isDisabled && !user.isDisabled, now: clock.now() });
-        return updated ?? user;
+        const updated = await repo.updateUser(trx, customerId, user.id, { isDisabled, bumpCredentials: isDisabled, now: clock.now() });
+        if (!updated) throw new UserNotFound();
+        await deps.audit.record(trx, customerId, { action: isDisabled ? 'user.disabled' : 'user.enabled', target: userTarget(updated) });
+        return updated;
       });
     },
 
     count: (customerId) => repo.countUsers(db, customerId),
+
+    search: (customerId, { mode, prefix, after, limit }) => searchUsers(db, customerId, mode, prefix, after, limit),
+
+    findPage: (customerId, query) => findUsersContaining(db, customerId, query),
+
+    findProblems(input, write) {
+      const problems = checkUserInputFields(input, write);
+      const named = new Set(problems.map((p) => p.field));
+      const add = (field: string, reason: string) => { if (!named.has(field)) problems.push({ field, reason }); };
+      if (write === 'create') {
+        if (input.email === undefined && !looksLikeEmail(input.username)) add('email', 'is required');
+        if (input.firstName === undefined) add('firstName', 'is required');
+        if (input.lastName === undefined) add('lastName', 'is required');
+      }
+      if (input.password !== undefined && !named.has('password')) {
+        try { checkPasswordRule(input.password); } catch (error) {
+          if (!(error instanceof Invalid)) throw error;
+          add('password', error.message.slice('password '.length));
+        }
+      }
+      return problems;
+    },
+
+    async setPassword(customerId, userId, password, { requireChange, action = 'user.password.changed' }) {
+      checkPasswordRule(password);
+      const hash = await hashPassword(password);
+      await db.transaction().execute(async (trx) => {
+        const updated = await repo.updateUser(trx, customerId, userId, { passwordHash: hash, bumpCredentials: true, passwordChangeRequired: requireChange, now: clock.now() });
+        if (!updated) throw new UserNotFound();
+        const actor = action === 'password.reset' ? { type: 'user' as const, id: String(updated.id) } : undefined;
+        await deps.audit.record(trx, customerId, { action, target: userTarget(updated), actor });
+      });
+    },
+
+    recordSignIn: (customerId, userId) => signIns.recordSignIn(db, customerId, userId, clock.now(), SIGN_IN_WRITE_INTERVAL_MS),
+    findLastSignIn: (customerId, userId) => signIns.findLastSignIn(db, customerId, userId),
 
     async changePassword(customerId, login, oldPassword, newPassword) {
       const user = await requireUser(customerId, login);
@@ -245,9 +350,13 @@ export function createUsersService(deps: {
       if (hash === null || !(await verifyPassword(hash, oldPassword))) throw new Invalid('oldPassword', 'is incorrect');
       if (oldPassword === newPassword) throw new Invalid('password', 'must differ from the current password');
       checkPasswordRule(newPassword);
-      const replaced = await repo.replacePasswordHash(db, customerId, user.id, hash, await hashPassword(newPassword), clock.now());
-      // Another change won meanwhile: the old password given is no longer the current one.
-      if (!replaced) throw new Invalid('oldPassword', 'is incorrect');
+      const newHash = await hashPassword(newPassword);
+      await db.transaction().execute(async (trx) => {
+        const replaced = await repo.replacePasswordHash(trx, customerId, user.id, hash, newHash, clock.now());
+        // Another change won meanwhile: the old password given is no longer the current one.
+        if (!replaced) throw new Invalid('oldPassword', 'is incorrect');
+        await deps.audit.record(trx, customerId, { action: 'user.password.changed', target: userTarget(user) });
+      });
     },
 
     async verifyCredentials(customerId, login, password) {
@@ -272,11 +381,16 @@ export function createUsersService(deps: {
     },
 
     async setSecondFactorType(exec, customerId, userId, type) {
-      await repo.updateUser(exec, customerId, userId, { secondFactorType: type, now: clock.now() });
+      // Without an authenticator app a user's passkey is still a second factor: users/get names it.
+      const shown = type === 'NONE' && await repo.hasPasskey(exec, customerId, userId) ? 'PASSKEY' : type;
+      await repo.updateUser(exec, customerId, userId, { secondFactorType: shown, now: clock.now() });
     },
 
     findUsersByEmails: (exec, customerId, emails) => repo.findUsersByEmails(exec, customerId, emails),
-    createIn: (exec, customerId, input, passwordHash) => insertNew(exec, customerId, input, checkNewUser(input), passwordHash),
-    updateIn: (exec, customerId, input, passwordHash) => updateExisting(exec, customerId, input, passwordHash),
+    createIn: async (exec, customerId, input, passwordHash) => insertNew(exec, customerId, input, checkNewUser(input), passwordHash),
+    updateIn: async (exec, customerId, input, passwordHash) => {
+      checkChanges(input);
+      return updateExisting(exec, customerId, input, passwordHash);
+    },
   };
 }

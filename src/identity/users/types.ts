@@ -27,6 +27,8 @@ export interface User {
   /** Set attributes only, keyed customAttribute1..customAttribute50. */
   customAttributes: Record<string, string>;
   credentialsVersion: number;
+  /** The password was set by an administrator who asked for a change at the next sign-in. */
+  passwordChangeRequired: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -52,4 +54,25 @@ export interface UserInput {
   alternateEmail?: string;
   groups?: GroupAssignment[];
   customAttributes: Record<string, string>;
+}
+
+/** A user as a listing shows them (the console's tables). */
+export interface UserLine {
+  id: number;
+  username: string;
+  email: string;
+  name: string;
+  isDisabled: boolean;
+  /** Set by the numbered listing (findPage). */
+  createdAt?: number;
+  /** When the user last signed in (the record's lastVerifiedAt); null when never. */
+  lastSignInAt?: number | null;
+}
+
+export type SearchMode = 'all' | 'username' | 'email';
+
+export interface UserPage {
+  users: UserLine[];
+  /** The cursor of the next page, when there is one. */
+  next?: string;
 }

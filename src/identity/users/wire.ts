@@ -1,8 +1,8 @@
 /** The spec's user record and envelopes: field names, types and formats, in one place. */
 import { toMinuteUtc } from '../../http/schemas.ts';
-import { CUSTOM_ATTRIBUTE_COUNT, type UserWithGroups } from './types.ts';
-
-const customAttributeNames = Array.from({ length: CUSTOM_ATTRIBUTE_COUNT }, (_, i) => `customAttribute${i + 1}`);
+import { textSchema } from '../../lib/text-rules.ts';
+import { CUSTOM_ATTRIBUTE_NAMES as customAttributeNames, CUSTOM_ATTRIBUTE_VALUE } from './rules.ts';
+import type { UserWithGroups } from './types.ts';
 
 /** customAttributeN -> N-1: set attributes are listed in order without probing all fifty names per user. */
 const customAttributeIndex = new Map(customAttributeNames.map((name, i) => [name, i]));
@@ -26,8 +26,9 @@ function formatMinuteUtc(ms: number): string {
   return day + clockTimes[minutes - days * 1440];
 }
 
+/** The set attributes in order, customAttributeN names only (a row written before the rules may hold others). */
 function listCustomAttributes(attributes: Record<string, string>): { name: string; value: string }[] {
-  const names = Object.keys(attributes).filter((name) => customAttributeIndex.has(name));
+  const names = Object.keys(attributes).filter((name) => customAttributeIndex.has(name) && attributes[name] !== '');
   if (names.length > 1) names.sort((a, b) => customAttributeIndex.get(a)! - customAttributeIndex.get(b)!);
   return names.map((name) => ({ name, value: attributes[name] }));
 }
@@ -93,9 +94,15 @@ export interface WireOptions {
   includeRole: boolean;
 }
 
-/** The spec's user record, built from the row and the group names. */
+/**
+ * The spec's user record, built from the row and the group names. Attributes come first and the record's
+ * own fields after (DESIGN "One set of rules"): whatever a row holds, no attribute can shadow a field.
+ */
 export function toWireUser(user: UserWithGroups, options: WireOptions): Record<string, unknown> {
+  const customAttributes = listCustomAttributes(user.customAttributes);
   const record: Record<string, unknown> = {
+    ...Object.fromEntries(customAttributes.map(({ name, value }) => [name, value])),
+    customAttribute50: user.customAttributes.customAttribute50 ?? '',
     customerId: user.customerId,
     fname: user.firstName,
     lname: user.lastName,
@@ -115,9 +122,7 @@ export function toWireUser(user: UserWithGroups, options: WireOptions): Record<s
     guid: user.guid,
     sourceType: user.sourceType,
     sourceIdentifier: user.sourceIdentifier,
-    customAttributesAsList: listCustomAttributes(user.customAttributes),
-    ...user.customAttributes,
-    customAttribute50: user.customAttributes.customAttribute50 ?? '',
+    customAttributesAsList: customAttributes,
     groups: user.groups,
   };
   if (options.includeRole) record.role = user.role;
@@ -166,5 +171,5 @@ export function readCustomAttributes(body: Record<string, unknown>): Record<stri
 }
 
 export const customAttributeRequestProperties = Object.fromEntries(
-  customAttributeNames.map((n) => [n, { type: 'string', maxLength: 1024 }]),
+  customAttributeNames.map((n) => [n, textSchema(CUSTOM_ATTRIBUTE_VALUE)]),
 );

@@ -3,6 +3,8 @@
  * (act as the user). A key is shown once at creation and stored only as its SHA-256; revocation is
  * immediate. Verification is a checksum check, then one query that also reads the user's state.
  */
+import type { AuditRecorder } from '../../audit/service.ts';
+import { apiKeyTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
 import type { User } from '../../identity/users/types.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -39,6 +41,8 @@ export function createSiteApiKeysService(deps: {
   db: Kysely<Database>;
   clock: Clock;
   users: { findByLogin(customerId: number, login: string): Promise<User | undefined> };
+  /** Create and revoke record apikey.created / apikey.revoked. */
+  audit: AuditRecorder;
   /** Undefined: every verification reads the database (LATCHKEY_READ_CACHE=false). */
   changes?: ChangeFeed;
 }): SiteApiKeysService {
@@ -47,7 +51,7 @@ export function createSiteApiKeysService(deps: {
   // A key with its user, kept while neither keys nor users changed: a revoked key or a disabled
   // owner misses and reads again. Unknown hashes are never kept; expiry is checked on every use.
   type LiveKey = NonNullable<Awaited<ReturnType<typeof lookUpLiveKey>>>;
-  const liveKeys = createReadCache<LiveKey>(deps.changes, { tables: ['site_api_keys', 'users'], maxEntries: 10_000 });
+  const liveKeys = createReadCache<LiveKey>(deps.changes, { tables: ['site_api_keys', 'users'], maxEntries: 10_000, clock });
   const findLiveKey = (customerId: number, hash: string) => liveKeys.read(`${customerId}:${hash}`, () => lookUpLiveKey(customerId, hash));
 
   async function get(customerId: number, keyId: number): Promise<SiteApiKey> {
@@ -75,7 +79,9 @@ export function createSiteApiKeysService(deps: {
       try {
         const id = await db.transaction().execute(async (trx) => {
           if (userId === null) await repo.revokeExpiredDefaultKey(trx, customerId, now);
-          return repo.insertKey(trx, customerId, { userId, name, keyHash: sha256Hex(apiKey), expiresAt: input.expiresAt ?? null, now });
+          const inserted = await repo.insertKey(trx, customerId, { userId, name, keyHash: sha256Hex(apiKey), expiresAt: input.expiresAt ?? null, now });
+          await deps.audit.record(trx, customerId, { action: 'apikey.created', target: apiKeyTarget({ id: inserted, name }) });
+          return inserted;
         });
         return { id, apiKey, key: await get(customerId, id) };
       } catch (error) {
@@ -92,8 +98,11 @@ export function createSiteApiKeysService(deps: {
     get,
 
     async revoke(customerId, keyId) {
-      await get(customerId, keyId);
-      await repo.revokeKey(db, customerId, keyId, clock.now());
+      const key = await get(customerId, keyId);
+      await db.transaction().execute(async (trx) => {
+        // Revoking twice is harmless and records nothing the second time.
+        if (await repo.revokeKey(trx, customerId, keyId, clock.now())) await deps.audit.record(trx, customerId, { action: 'apikey.revoked', target: apiKeyTarget(key) });
+      });
       return get(customerId, keyId);
     },
 

@@ -5,7 +5,7 @@
  */
 import type { UsersService } from '../../identity/users/service.ts';
 import { Forbidden, Unauthenticated } from '../../lib/errors.ts';
-import { loginAttempt, type LoginThrottle } from '../token/throttle.ts';
+import { loginAttempt, type LoginThrottle } from '../../store/throttles/login.ts';
 import type { Capabilities, Principal, SiteUser } from '../protect/principal.ts';
 
 export interface PasswordAuthOptions {

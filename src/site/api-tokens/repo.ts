@@ -117,15 +117,16 @@ export async function deleteToken(db: Executor, customerId: number, tokenId: num
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Deletes every token of the user that has expired at `now`. */
-export async function deleteExpiredTokens(db: Executor, customerId: number, userId: number, now: number): Promise<number> {
-  const result = await db.deleteFrom('api_tokens')
+/** Deletes every token of the user that has expired at `now`: the tokens deleted. */
+export async function deleteExpiredTokens(db: Executor, customerId: number, userId: number, now: number): Promise<{ id: number; name: string }[]> {
+  const rows = await db.deleteFrom('api_tokens')
     .where('customer_id', '=', customerId)
     .where('user_id', '=', userId)
     .where('expires_at', 'is not', null)
     .where('expires_at', '<=', now)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    .returning(['id', 'name'])
+    .execute();
+  return rows.map((row) => ({ id: Number(row.id), name: row.name }));
 }
 
 /**

@@ -3,6 +3,8 @@
  * tokens per user, enforced atomically), who may manage which token, verification of a presented
  * secret, and the purge of long-expired tokens.
  */
+import type { AuditRecorder } from '../../audit/service.ts';
+import { apiTokenTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
 import type { User } from '../../identity/users/types.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -70,6 +72,8 @@ export interface ApiTokensDeps {
     findById(customerId: number, userId: number): Promise<User | undefined>;
     findByLogin(customerId: number, login: string): Promise<User | undefined>;
   };
+  /** Every create and delete records apitoken.created / apitoken.deleted (the purge of long-expired tokens does not). */
+  audit: AuditRecorder;
   /** Undefined: every authentication reads the database (LATCHKEY_READ_CACHE=false). */
   changes?: ChangeFeed;
 }
@@ -87,7 +91,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
   const { db, clock, policy, users } = deps;
   // Token with owner by hash, kept while neither tokens nor users changed: a revoked token, or a
   // disabled or deleted owner, misses and reads the database again. Unknown hashes are never kept.
-  const verified = createReadCache<TokenWithOwner>(deps.changes, { tables: ['api_tokens', 'users'], maxEntries: 10_000 });
+  const verified = createReadCache<TokenWithOwner>(deps.changes, { tables: ['api_tokens', 'users'], maxEntries: 10_000, clock });
 
   function expiryOf(input: NewApiToken, now: number): number | null {
     const max = policy.maxExpiryDays;
@@ -132,10 +136,12 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
         if (await repo.countLiveTokens(trx, customerId, user.id, now) >= policy.maxPerUser) {
           throw new LimitExceeded('maxPerUser', `a user may have at most ${policy.maxPerUser} API tokens: revoke one or delete expired tokens first`);
         }
-        return repo.insertToken(trx, customerId, {
+        const inserted = await repo.insertToken(trx, customerId, {
           userId: user.id, username: user.username, name, type: input.type,
           tokenHash: sha256Hex(secret), createdAt: now, expiresAt,
         });
+        await deps.audit.record(trx, customerId, { action: 'apitoken.created', target: apiTokenTarget(inserted) });
+        return inserted;
       }).catch((error: unknown) => {
         // The user was deleted between the lookup and the insert.
         if (isForeignKeyViolation(error)) throw new UserNotFound();
@@ -150,11 +156,20 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
 
     async revoke(customerId, tokenId) {
       const token = await requireToken(customerId, tokenId);
-      if (!(await repo.deleteToken(db, customerId, tokenId))) throw new NotFound('api token', 'API token not found');
+      await db.transaction().execute(async (trx) => {
+        if (!(await repo.deleteToken(trx, customerId, tokenId))) throw new NotFound('api token', 'API token not found');
+        await deps.audit.record(trx, customerId, { action: 'apitoken.deleted', target: apiTokenTarget(token) });
+      });
       return token;
     },
 
-    deleteExpired: (customerId, userId) => repo.deleteExpiredTokens(db, customerId, userId, clock.now()),
+    async deleteExpired(customerId, userId) {
+      return db.transaction().execute(async (trx) => {
+        const deleted = await repo.deleteExpiredTokens(trx, customerId, userId, clock.now());
+        for (const token of deleted) await deps.audit.record(trx, customerId, { action: 'apitoken.deleted', target: apiTokenTarget(token) });
+        return deleted.length;
+      });
+    },
 
     async purgeExpired() {
       const before = clock.now() - policy.purgeAfterDays * DAY_MS;

@@ -30,10 +30,11 @@ function utf8Text(binary: string): string | undefined {
 }
 
 /**
- * Decodes the credentials of an `Authorization: Basic` value (RFC 7617): base64 of UTF-8
- * `user-id:secret`, split at the first colon. Undefined for any other scheme or a malformed value.
+ * The bytes of a Basic value that is base64 of `user-id:secret` with a user-id (one character per byte),
+ * whatever the two hold; undefined for any other scheme, a value that is not base64, has no colon or no
+ * user-id (a JWT, `Basic x`), or is longer than any real one.
  */
-export function parseBasicAuthorization(header: string): { username: string; secret: string } | undefined {
+function basicPairBytes(header: string): string | undefined {
   if (header.length > MAX_BASIC_HEADER_LENGTH) return undefined;
   const encoded = BASIC_VALUE.exec(header)?.[1];
   if (encoded === undefined) return undefined;
@@ -44,11 +45,30 @@ export function parseBasicAuthorization(header: string): { username: string; sec
   } catch {
     return undefined;
   }
+  return binary.indexOf(':') > 0 ? binary : undefined;
+}
+
+/**
+ * True when an `Authorization` value is a Basic `user-id:secret` pair (RFC 7617), readable or not: the
+ * caller meant a username and a secret, so a wrong one is a wrong credential, not a wrong scheme.
+ */
+export function isBasicPair(header: string): boolean {
+  return basicPairBytes(header) !== undefined;
+}
+
+/**
+ * Decodes the credentials of an `Authorization: Basic` value (RFC 7617): base64 of UTF-8
+ * `user-id:secret`, split at the first colon. Undefined for any other scheme or a malformed value
+ * (including a pair that is not UTF-8 or holds control characters).
+ */
+export function parseBasicAuthorization(header: string): { username: string; secret: string } | undefined {
+  const binary = basicPairBytes(header);
+  if (binary === undefined) return undefined;
   // Our secrets are ASCII, and so are most usernames: only others need UTF-8 decoding.
   const decoded = NON_ASCII.test(binary) ? utf8Text(binary) : binary;
   if (decoded === undefined) return undefined;
+  // A multi-byte character never holds a colon byte: the first colon is the same in bytes and in text.
   const colon = decoded.indexOf(':');
-  if (colon <= 0) return undefined;
   // Control characters never belong to a username or a secret we issued.
   if (CONTROL.test(decoded)) return undefined;
   return { username: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SiteMethod } from '../../config.ts';
 import { Unauthenticated } from '../../lib/errors.ts';
-import { parseBasicAuthorization } from './api-token.ts';
+import { isBasicPair, parseBasicAuthorization } from './api-token.ts';
 import { API_TOKEN_PREFIX, type ApiTokenCredential } from './principal.ts';
 
 /** Which headers carry which method; a method that is off has no header here. */
@@ -120,12 +120,15 @@ function read(headers: IncomingHttpHeaders, { on, names, missingMethod, missingM
   } else {
     const lower = scheme.toLowerCase();
     if (lower === 'basic' && apiToken) {
-      // Only base64 of `username:lkat_…` is an API token; any other Basic value (a JWT, a password,
-      // garbage) is a credential of another method sent with the wrong scheme.
+      // Base64 of `username:secret` is an API token whatever the secret looks like (spec, Errors → Site
+      // API, last paragraph): a wrong one is the API-token error. Only a Basic value that is no such pair
+      // (a JWT, `Basic x`) is a credential of another method sent with the wrong scheme.
       const basic = parseBasicAuthorization(value);
-      if (basic?.secret.startsWith(API_TOKEN_BEARER_PREFIX)) {
+      if (basic !== undefined) {
         return { method: 'apitoken', credential: { scheme: 'basic', username: basic.username, token: basic.secret } };
       }
+      // A pair we cannot read (not UTF-8, control characters) holds no token we issued.
+      if (isBasicPair(value)) throw new Unauthenticated('INVALID_API_TOKEN', 'apitoken', INVALID_API_TOKEN);
     }
     if (lower !== 'bearer') throw wrongTokenType(name, jwt, apiKey, on.provider);
     token = rest;

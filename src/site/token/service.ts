@@ -6,7 +6,7 @@
 import type { User } from '../../identity/users/types.ts';
 import { Invalid, MfaFailed, Unauthenticated } from '../../lib/errors.ts';
 import type { IssuedJwt, JwtIssuer } from '../protect/jwt.ts';
-import { loginAttempt, withReservation, type LoginThrottle } from './throttle.ts';
+import { loginAttempt, withReservation, type LoginThrottle } from '../../store/throttles/login.ts';
 
 export interface LoginInput {
   username: string;
@@ -31,6 +31,8 @@ export interface TokenServiceDeps {
     /** One indexed read (cached): which user a login names, to count attempts per user. */
     findByLogin(customerId: number, login: string): Promise<User | undefined>;
     verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined>;
+    /** Notes the sign-in (the console's "last sign-in"), when the identity service keeps it. */
+    recordSignIn?(customerId: number, userId: number): Promise<void>;
   };
   /** The MFA service's login factor, when the identity service has one. */
   mfa?: { checkLoginOtp(customerId: number, userId: number, otp: string | undefined): Promise<void> };
@@ -68,6 +70,7 @@ export function createTokenService(deps: TokenServiceDeps): TokenService {
         }
         return found;
       });
+      await users.recordSignIn?.(customerId, user.id);
       return issuer.issue({ sub: String(user.id), name: user.username, ver: user.credentialsVersion });
     },
   };

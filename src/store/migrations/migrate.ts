@@ -17,6 +17,17 @@ import { magicLinksMigration } from './0014-magic-links.ts';
 import { consoleMigration } from './0015-console.ts';
 import { replayGuardMigration } from './0016-replay-guard.ts';
 import { magicLinkLookupsMigration } from './0017-magic-link-lookups.ts';
+import { consoleFirstSignInsMigration } from './0018-console-first-sign-ins.ts';
+import { consoleUsersMigration } from './0019-console-users.ts';
+import { ssoSessionsMigration } from './0020-sso-sessions.ts';
+import { signInFlowsMigration } from './0021-sign-in-flows.ts';
+import { recoveryMigration } from './0022-recovery.ts';
+import { postLogoutRedirectUrisMigration } from './0023-post-logout-redirect-uris.ts';
+import { samlApplicationsMigration } from './0024-saml-applications.ts';
+import { samlMigration } from './0025-saml.ts';
+import { passkeysMigration } from './0026-passkeys.ts';
+import { auditEventsMigration } from './0028-audit-events.ts';
+import { webhooksMigration } from './0029-webhooks.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -38,6 +49,17 @@ export async function migrate(store: Store): Promise<void> {
     '0015-console': consoleMigration(store.dialect),
     '0016-replay-guard': replayGuardMigration(store.dialect),
     '0017-magic-link-lookups': magicLinkLookupsMigration(store.dialect),
+    '0018-console-first-sign-ins': consoleFirstSignInsMigration(store.dialect),
+    '0019-console-users': consoleUsersMigration(),
+    '0020-sso-sessions': ssoSessionsMigration(store.dialect),
+    '0021-sign-in-flows': signInFlowsMigration(),
+    '0022-recovery': recoveryMigration(store.dialect),
+    '0023-post-logout-redirect-uris': postLogoutRedirectUrisMigration(),
+    '0024-saml-applications': samlApplicationsMigration(),
+    '0025-saml': samlMigration(),
+    '0026-passkeys': passkeysMigration(store.dialect),
+    '0028-audit-events': auditEventsMigration(store.dialect),
+    '0029-webhooks': webhooksMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
@@ -49,8 +71,11 @@ export async function migrate(store: Store): Promise<void> {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return;
     // Kysely's migrator reads the catalog of every schema in the database; one that another client
-    // drops meanwhile fails that read with "schema … does not exist" (3F000). Runs are transactional: retry.
-    if ((error as { code?: string }).code === '3F000' && attempt < MAX_ATTEMPTS) continue;
+    // drops meanwhile fails that read with "schema … does not exist" (3F000), "relation … does not exist"
+    // (42P01) or, from its pg_get_serial_sequence, "column … of relation … does not exist" (42703), naming
+    // one of that schema's tables. Runs are transactional: retry.
+    const code = (error as { code?: string }).code;
+    if ((code === '3F000' || code === '42P01' || code === '42703') && attempt < MAX_ATTEMPTS) continue;
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }

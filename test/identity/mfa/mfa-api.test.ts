@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
-import { compose } from '../../../src/compose.ts';
+import { compose } from '../../../src/compose/index.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { buildOtpauthUri, generateTotpSecret, totpAt } from '../../../src/identity/mfa/totp.ts';
 import { MAX_FAILED_ATTEMPTS } from '../../../src/identity/mfa/types.ts';

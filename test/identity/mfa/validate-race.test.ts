@@ -56,7 +56,7 @@ async function setup(t: TestContext, kind: StoreKind): Promise<Fixture> {
     },
   };
   const mfa = createMfaService({
-    db: store.db, clock, sealer: createSealer(masterKey), users,
+    db: store.db, clock, sealer: createSealer(masterKey), users, audit: services.audit,
     verifyCode: (secret, code, now) => { checks++; return verifyTotp(secret, code, now); },
   });
   const identity: FastifyInstance = await buildIdentityApp({

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from '../../../src/cli/args.ts';
 import { apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke } from '../../../src/cli/commands/api-token.ts';
 import type { Command } from '../../../src/cli/command.ts';
-import { compose } from '../../../src/compose.ts';
+import { compose } from '../../../src/compose/index.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
 import { bearer, buildTokenSite, DAY, ISO, json, SECRET } from './harness.ts';

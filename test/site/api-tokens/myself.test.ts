@@ -168,7 +168,24 @@ describeEachStore('API token failures answer 401 with the spec body', (kind) => 
     json(await site.get('/rest/api/2/myself', bearer(bearerToken.secret)), 200);
   });
 
-  test('malformed Basic values: bad base64, no colon, empty username, huge, control characters, bad UTF-8', async (t) => {
+  test('a wrong Basic secret is the API-token error whatever it looks like (issue 22 item 6)', async (t) => {
+    const site = await buildTokenSite(t, kind);
+    const alice = await site.createUser('alice');
+    const { secret } = await site.token(alice, 'basic');
+    const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
+    const secrets = ['wrong', 'correct horse battery staple', '', 'x'.repeat(500), 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln',
+      'lksk_0123456789abcdef', 'lkatx', secret.toUpperCase(), `${secret}:more`, 'zoë ünïcode', 'tab\there', 'nul\u0000'];
+    for (const wrong of secrets) {
+      await expectInvalid(site, basic('alice', wrong));
+      await expectInvalid(site, basic('nobody', wrong));
+    }
+    // A pair that is not UTF-8 holds no token either.
+    await expectInvalid(site, `Basic ${b64(Buffer.concat([Buffer.from('alice:'), Buffer.from([0xff, 0xfe])]))}`);
+    await expectInvalid(site, `Basic ${b64(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`:${secret}`)]))}`);
+    await expectInvalid(site, `Basic ${b64(`alice\u0000:${secret}`)}`);
+  });
+
+  test('Basic values that are no username:secret pair: bad base64, no colon, empty username, huge', async (t) => {
     const site = await buildTokenSite(t, kind);
     const alice = await site.createUser('alice');
     const { secret } = await site.token(alice, 'basic');
@@ -176,6 +193,8 @@ describeEachStore('API token failures answer 401 with the spec body', (kind) => 
     const values = [
       'Basic !!!notbase64!!!',
       'Basic a',
+      'Basic x',
+      'Basic eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln',
       'Basic ',
       'Basic',
       `Basic ${b64(`alice${secret}`)}`,
@@ -183,10 +202,8 @@ describeEachStore('API token failures answer 401 with the spec body', (kind) => 
       `Basic ${b64(`alice:${secret}`)} extra`,
       `Basic ${b64(`alice:${secret}`)}${'A'.repeat(10_000)}`,
       `Basic ${b64(`${'a'.repeat(6000)}:${secret}`)}`,
-      `Basic ${b64(`alice\u0000:${secret}`)}`,
-      `Basic ${b64(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`:${secret}`)]))}`,
     ];
-    // Not base64 of `username:lkat_…`: the wrong-token-type row of the JWT method (issue 13 item 11).
+    // Not base64 of `username:secret`: the wrong-token-type row of the JWT method (issue 13 item 11, issue 22 item 6).
     for (const value of values) {
       const res = await site.get('/rest/api/2/myself', value);
       assert.equal(res.statusCode, 400, `${value.slice(0, 80)} → ${res.statusCode} ${res.body}`);

@@ -149,7 +149,7 @@ describeEachStore('API token purge scheduler', (kind) => {
     const foreign = await apiTokens.create(other.customer.customerId, { userId: carol.id, name: 'foreign', type: 'basic', expiresInDays: 1 });
     site.clock.advance(2 * DAY + 1);
     const nodes = [1, 2, 3].map(() => createApiTokensService({
-      db: site.composition.store.db, clock: site.clock, policy: site.composition.config.site.apiTokens, users: site.composition.services.users,
+      db: site.composition.store.db, clock: site.clock, policy: site.composition.config.site.apiTokens, users: site.composition.services.users, audit: site.composition.services.audit,
     }));
     const { db } = site.composition.store;
     const rows = async () => Number((await db.selectFrom('api_tokens').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);

@@ -56,12 +56,18 @@ describe('dispatch (all four methods on, one Authorization header)', () => {
     assert.deepEqual(readCredential({ authorization: `Bearer ${TOKEN}` }, ALL), { method: 'apitoken', credential: { scheme: 'bearer', token: TOKEN } });
   });
 
-  test('Basic username:<lkat_ token> is an API token; any other Basic value is a wrong token type (issue 13 item 11)', () => {
+  test('Basic username:secret is an API token whatever the secret; a Basic value that is no such pair is a wrong token type (issue 22 item 6)', () => {
     assert.deepEqual(readCredential({ authorization: basic(`alice:${TOKEN}`) }, ALL),
       { method: 'apitoken', credential: { scheme: 'basic', username: 'alice', token: TOKEN } });
+    assert.deepEqual(readCredential({ authorization: basic('alice:violet-otter') }, ALL),
+      { method: 'apitoken', credential: { scheme: 'basic', username: 'alice', token: 'violet-otter' } });
+    assert.deepEqual(readCredential({ authorization: basic('alice:') }, ALL),
+      { method: 'apitoken', credential: { scheme: 'basic', username: 'alice', token: '' } });
     const wrongType = ['INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.'] as const;
     rejects({ authorization: 'Basic %%%' }, ALL, ...wrongType);
     rejects({ authorization: basic('no-colon') }, ALL, ...wrongType);
+    rejects({ authorization: `Basic ${JWT}` }, ALL, ...wrongType);
+    rejects({ authorization: 'Basic x' }, ALL, ...wrongType);
   });
 
   test('Basic values are UTF-8 base64 as browsers encode them: padding may be left out, broken text is refused', () => {
@@ -70,10 +76,9 @@ describe('dispatch (all four methods on, one Authorization header)', () => {
     assert.match(encoded, /==$/);
     assert.deepEqual(readCredential({ authorization: `Basic ${encoded}` }, ALL), expected);
     assert.deepEqual(readCredential({ authorization: `Basic ${encoded.replace(/=+$/, '')}` }, ALL), expected);
-    // 'a:b' + an incomplete padding; Latin-1 bytes (0xE9) that are not UTF-8.
-    const wrongType = ['INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.'] as const;
-    rejects({ authorization: 'Basic YTpiYw=' }, ALL, ...wrongType);
-    rejects({ authorization: `Basic ${Buffer.from(`ren\xe9:${TOKEN}`, 'latin1').toString('base64')}` }, ALL, ...wrongType);
+    // 'a:bc' with an incomplete padding is not base64; Latin-1 bytes (0xE9) are a pair, but hold no token of ours.
+    rejects({ authorization: 'Basic YTpiYw=' }, ALL, 'INVALID_AUTHORIZATION_HEADER_TOKEN_TYPE', 'jwt', 'Authorization header token type must be Bearer.');
+    rejects({ authorization: `Basic ${Buffer.from(`ren\xe9:${TOKEN}`, 'latin1').toString('base64')}` }, ALL, 'INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.');
   });
 
   test('another scheme, or a bare value in Authorization: wrong token type, reported for the JWT method (400)', () => {
@@ -119,7 +124,7 @@ describe('methods switched off behave as if absent', () => {
   });
 });
 
-describe('a Basic value that is not an API token, for every set of enabled methods (issue 13 item 11)', () => {
+describe('a Basic value that is not an API token, for every set of enabled methods (issue 13 item 11, issue 22 item 6)', () => {
   // Every non-empty subset of the four methods, all on the default headers (LATCHKEY_SITE_METHODS).
   const METHODS = ['jwt', 'apikey', 'provider', 'apitoken'] as const;
   const sets = Array.from({ length: 15 }, (_, i) => METHODS.filter((_m, bit) => (i + 1) & (1 << bit)));
@@ -148,24 +153,33 @@ describe('a Basic value that is not an API token, for every set of enabled metho
     ['Basic not base64', 'Basic %%%'],
     ['Basic of no colon', basic('alice')],
     ['Basic of an empty username', basic(`:${TOKEN}`)],
+    ['lower-case basic', `basic ${JWT}`],
+    ['Token scheme', `Token ${KEY}`],
+  ];
+  /** Base64 of `username:secret` with a secret that is no API token: the API-token error where API tokens are on. */
+  const pairs: [string, string][] = [
     ['Basic of username:password', basic('alice:violet-otter')],
     ['Basic of username:<an API key>', basic(`alice:${KEY}`)],
     ['Basic of username:<a JWT>', basic(`alice:${JWT}`)],
     ['Basic of username:<prefix without underscore>', basic('alice:lkatx')],
+    ['Basic of username:<empty>', basic('alice:')],
     ['Basic of not UTF-8', `Basic ${Buffer.from([0x61, 0x3a, 0xff]).toString('base64')}`],
-    ['lower-case basic', `basic ${JWT}`],
-    ['Token scheme', `Token ${KEY}`],
+    ['Basic of a control character', basic('alice:x\ty')],
   ];
+  const INVALID_API_TOKEN = ['INVALID_API_TOKEN', 'apitoken', 'The provided API key is invalid.'];
   for (const set of sets) {
     test(`methods ${set.join(',')}`, () => {
       const on = config(set);
-      for (const [label, value] of forms) {
+      for (const [label, value] of [...forms, ...pairs]) {
+        const pair = pairs.some(([, v]) => v === value);
         try {
-          readCredential({ authorization: value }, on);
-          assert.fail(`${label}: accepted`);
+          const credential = readCredential({ authorization: value }, on);
+          // A readable pair goes to the API-token verifier, which refuses a secret it never issued.
+          assert.ok(pair && on.apiTokens && credential.method === 'apitoken', `${label}: read as ${JSON.stringify(credential)}`);
         } catch (error) {
+          if (error instanceof assert.AssertionError) throw error;
           assert.ok(error instanceof Unauthenticated, `${label}: ${String(error)}`);
-          assert.deepEqual([error.reason, error.method, error.message], expected(set), label);
+          assert.deepEqual([error.reason, error.method, error.message], pair && on.apiTokens ? INVALID_API_TOKEN : expected(set), label);
         }
       }
       // The API token itself still reads as one wherever API tokens are on.

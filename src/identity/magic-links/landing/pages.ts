@@ -1,39 +1,5 @@
-/**
- * The landing's pages: small server-rendered HTML, no script, no external asset. One stylesheet,
- * inline and allowed by its hash (STYLE_HASH), so the CSP needs no 'unsafe-inline'.
- */
-import { createHash } from 'node:crypto';
-
-const STYLE = 'body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5;color:#1a1a1a}'
-  + 'button{font:inherit;padding:.5rem 1.25rem;cursor:pointer}input{font:inherit;padding:.4rem;width:8rem;letter-spacing:.2em}'
-  + 'label{display:block;margin-bottom:.25rem}.error{color:#a00000}';
-
-/** 'sha256-…' of the inline stylesheet, for the CSP's style-src. */
-export const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</main>
-</body>
-</html>
-`;
-}
+/** The magic-link landing's pages (layout and headers: hosted-pages/layout.ts). */
+import { escapeHtml, page } from '../../hosted-pages/layout.ts';
 
 /** GET: nothing is used until the button is pressed (mail scanners fetch links). */
 export function confirmPage(applicationName: string, email: string): string {
@@ -46,32 +12,78 @@ export function confirmPage(applicationName: string, email: string): string {
 
 export function deadLinkPage(): string {
   return page('This sign-in link cannot be used', `<p>The link has expired, has already been used, was replaced by a newer one or was revoked.</p>
-<p>Ask your administrator for a new invitation.</p>`);
+<p>Ask your administrator for a new invitation, or start signing in again from the application.</p>`);
 }
 
-export function noAuthenticatorPage(applicationName: string): string {
-  return page('An authenticator app is required', `<p>Signing in to ${escapeHtml(applicationName)} needs a code from an authenticator app, and none is registered for your account.</p>
+const MISSING = {
+  AUTHENTICATOR_APP: { title: 'An authenticator app is required', needs: 'a code from an authenticator app, and none is registered for your account' },
+  PASSKEY: { title: 'A passkey is required', needs: 'one of your passkeys, and your account has none' },
+  ANY: { title: 'A second factor is required', needs: 'a code from an authenticator app or a passkey, and your account has neither' },
+} as const;
+
+export function noAuthenticatorPage(applicationName: string, missing: keyof typeof MISSING = 'AUTHENTICATOR_APP'): string {
+  return page(MISSING[missing].title, `<p>Signing in to ${escapeHtml(applicationName)} needs ${MISSING[missing].needs}.</p>
 <p>Ask your administrator to set one up, then open the link again: it has not been used.</p>`);
 }
 
-export function codePage(applicationName: string, problem?: string): string {
+const RECOVERY_LINK = '<p><a href="/magic/recovery">Use a recovery code</a></p>';
+
+/** The passkey button (run by the served /assets/passkeys.js; the step's JSON endpoints under /magic/passkey). */
+const PASSKEY_BUTTON = `<form>
+<button type="button" data-passkey="authenticate" data-options-url="/magic/passkey/options" data-verify-url="/magic/passkey">Use a passkey</button>
+</form>
+<script src="/assets/passkeys.js" defer></script>`;
+
+/**
+ * `recovery`: the step offers a recovery code instead (a link to its own page); `passkey`: a passkey
+ * too (ANY, for a user with both).
+ */
+export function codePage(applicationName: string, problem?: string, recovery = false, passkey = false): string {
   const error = problem ? `<p class="error" id="code-error" role="alert">${escapeHtml(problem)}</p>\n` : '';
   return page('Enter your authenticator code', `<p>Signing in to ${escapeHtml(applicationName)} needs the 6-digit code shown in your authenticator app.</p>
 ${error}<form method="post" action="/magic/code">
 <label for="code">Authenticator code</label>
 <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${problem ? ' aria-describedby="code-error" aria-invalid="true"' : ''}>
 <button type="submit">Verify</button>
-</form>`);
+</form>
+${passkey ? `<p>Or use one of your passkeys:</p>\n${PASSKEY_BUTTON}\n` : ''}${recovery ? RECOVERY_LINK : ''}`);
+}
+
+/** The step of a user whose second factor is a passkey (PASSKEY, or ANY without an authenticator). */
+export function passkeyPage(applicationName: string, problem?: string, recovery = false): string {
+  const error = problem ? `<p class="error" role="alert">${escapeHtml(problem)}</p>\n` : '';
+  return page('Use your passkey', `<p>Signing in to ${escapeHtml(applicationName)} needs one of your passkeys as well.</p>
+${error}${PASSKEY_BUTTON}
+${recovery ? RECOVERY_LINK : ''}`);
+}
+
+/** A recovery code instead of the second factor: the same attempts. `passkeyOnly`: the way back is a passkey. */
+export function recoveryCodePage(applicationName: string, problem?: string, passkeyOnly = false): string {
+  const error = problem ? `<p class="error" id="recovery-error" role="alert">${escapeHtml(problem)}</p>\n` : '';
+  return page('Enter a recovery code', `<p>Signing in to ${escapeHtml(applicationName)}: enter one of the recovery codes you saved when you set up your authenticator app. Each code works once.</p>
+${error}<form method="post" action="/magic/recovery">
+<label for="recovery-code">Recovery code</label>
+<input id="recovery-code" name="code" type="text" autocomplete="off" spellcheck="false" maxlength="40" required${problem ? ' aria-describedby="recovery-error" aria-invalid="true"' : ''}>
+<button type="submit">Verify</button>
+</form>
+<p><a href="/magic/code">${passkeyOnly ? 'Use your passkey instead' : 'Use your authenticator app instead'}</a></p>`);
+}
+
+/** An OAUTH application's LOGIN link that had nowhere to go: the session is open, the application signs in by it. */
+export function signedInPage(applicationName: string): string {
+  return page('You are signed in', `<p>Your sign-in to ${escapeHtml(applicationName)} is complete.</p>
+<p>Return to ${escapeHtml(applicationName)} and continue there: it signs you in without asking again.</p>`);
+}
+
+/** A second-factor page asked for in a browser that has no sign-in in progress (no pending-login cookie). */
+export function noSignInPage(): string {
+  return page('No sign-in in progress', `<p>This browser has no sign-in waiting for a code.</p>
+<p>Open the link from your mail to start one.</p>`);
 }
 
 export function signInEndedPage(): string {
-  return page('This sign-in has ended', `<p>It took too long or too many codes were wrong.</p>
+  return page('This sign-in has ended', `<p>It took too long or too many codes or passkeys were wrong.</p>
 <p>Ask your administrator for a new invitation.</p>`);
-}
-
-export function samlPage(applicationName: string): string {
-  return page('You are signed in', `<p>Your session for ${escapeHtml(applicationName)} is open.</p>
-<p>${escapeHtml(applicationName)} uses SAML single sign-on, which Latchkey does not serve yet: continue from the application itself.</p>`);
 }
 
 export function badRequestPage(): string {
