@@ -73,7 +73,7 @@ export function apiTokensRepoContract(openStore: OpenStore): void {
       const theirs = await newToken(db, neighbour, { name: 'theirs', expiresAt: NOW - 1 });
       assert.deepEqual((await tokens.listTokens(db, customerId, owner.id)).map((x) => x.name), ['forever', 'expired', 'later']);
       assert.equal(await tokens.countLiveTokens(db, customerId, owner.id, NOW), 2, 'a token expiring at now is expired');
-      assert.equal(await tokens.deleteExpiredTokens(db, customerId, owner.id, NOW), 1);
+      assert.deepEqual(await tokens.deleteExpiredTokens(db, customerId, owner.id, NOW), [{ id: expired.id, name: 'expired' }], 'the deleted tokens, for their audit events');
       assert.deepEqual((await tokens.listTokens(db, customerId, owner.id)).map((x) => x.id), [forever.id, later.id]);
       assert.equal(await tokens.findToken(db, customerId, expired.id), undefined);
       assert.deepEqual((await tokens.listTokens(db, customerId, neighbour.id)).map((x) => x.id), [theirs.id], 'only the user\'s');
