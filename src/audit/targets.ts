@@ -36,3 +36,8 @@ export function apiKeyTarget(key: { id: number; name: string }): AuditTarget {
 export function apiTokenTarget(token: { id: number; name: string }): AuditTarget {
   return { type: 'apitoken', id: String(token.id), name: token.name };
 }
+
+/** A SCIM token, by its public id and name (never the token or its hash). */
+export function scimTokenTarget(token: { tokenId: string; name: string }): AuditTarget {
+  return { type: 'scimtoken', id: token.tokenId, name: token.name };
+}

@@ -67,6 +67,7 @@ import type { Database } from '../store/schema.ts';
 import type { ThrottleStore } from '../store/throttles/types.ts';
 import type { Dialect } from '../store/db.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
+import { createScimTokensService, type ScimTokensService } from '../scim/tokens/service.ts';
 import { webhooksArea } from '../webhooks/routes.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
 import type { Mail } from './mail.ts';
@@ -77,6 +78,8 @@ export interface IdentityServices {
   audit: AuditService;
   /** Webhook endpoints (the audit log's listener writes their deliveries). */
   webhooks: WebhooksService;
+  /** SCIM bearer tokens: the admin API, CLI and console create them; every /scim/v2 request is authenticated by one. */
+  scimTokens: ScimTokensService;
   customers: CustomersService;
   users: UsersService;
   groups: GroupsService;
@@ -227,7 +230,7 @@ export function composeIdentity(deps: IdentityDeps): Identity {
   const consoleAccounts = createConsoleAccounts({ db, clock, sealer, throttles });
   return {
     services: {
-      audit, webhooks: webhooks.service, customers, users, groups, mfa,
+      audit, webhooks: webhooks.service, scimTokens: createScimTokensService({ db, clock, audit }), customers, users, groups, mfa,
       userImport: createUserImportService({ db, users, groups, audit }), userExport: createUserExportService({ db, groups }), applications, policies, oauthClients, signingKeys, oidc, magicLinks, ssoSessions, signIn, recoveryCodes, passkeys, passwordResets, oauthTokens,
       account: createAccountService({ users, ssoSessions, throttle: loginThrottle, passkeys, stepUps }),
       accountFactors: createAccountFactorsService({ db, mfa, passkeys, applications, policies, stepUps }),

@@ -57,6 +57,8 @@ export interface UsersTable {
   password_change_required: Generated<number>;
   created_at: number;
   updated_at: number;
+  /** The `externalId` the SCIM client that provisions the user keeps (src/scim/); null when none set it. */
+  scim_external_id: Generated<string | null>;
 }
 
 /** Each user's last sign-in (the site's token endpoint, a magic link), written at most once a minute. */
@@ -85,6 +87,8 @@ export interface GroupsTable {
   attributes: string;
   created_at: number;
   updated_at: number;
+  /** The `externalId` the SCIM client that provisions the group keeps (src/scim/); null when none set it. */
+  scim_external_id: Generated<string | null>;
 }
 
 export interface GroupMembersTable {
@@ -153,6 +157,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  scim_tokens: ScimTokensTable;
 }
 
 /** Site API tokens (Basic or Bearer); the secret is stored only as its SHA-256. */
@@ -584,4 +589,17 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: number;
   delivered_at: number | null;
+}
+
+/** A customer's SCIM bearer tokens (src/scim/tokens/); the token itself is stored only as its SHA-256. */
+export interface ScimTokensTable {
+  id: Generated<number>;
+  customer_id: number;
+  /** Public id, `st_…`. */
+  token_id: string;
+  name: string;
+  token_hash: string;
+  created_at: number;
+  /** Written at most once a minute per token. */
+  last_used_at: number | null;
 }

@@ -28,6 +28,7 @@ import { samlMigration } from './0025-saml.ts';
 import { passkeysMigration } from './0026-passkeys.ts';
 import { auditEventsMigration } from './0028-audit-events.ts';
 import { webhooksMigration } from './0029-webhooks.ts';
+import { scimMigration } from './0030-scim.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -60,6 +61,7 @@ export async function migrate(store: Store): Promise<void> {
     '0026-passkeys': passkeysMigration(store.dialect),
     '0028-audit-events': auditEventsMigration(store.dialect),
     '0029-webhooks': webhooksMigration(store.dialect),
+    '0030-scim': scimMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.

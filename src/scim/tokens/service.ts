@@ -1,0 +1,70 @@
+/**
+ * SCIM bearer tokens: create (the token shown once, stored as its SHA-256), list, delete, and the
+ * lookup every SCIM request starts with. A token belongs to one customer: the only tenant its
+ * requests can reach.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { AuditRecorder } from '../../audit/service.ts';
+import { scimTokenTarget } from '../../audit/targets.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { Invalid, NotFound } from '../../lib/errors.ts';
+import { enforce } from '../../lib/text-rules.ts';
+import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts';
+import type { Database } from '../../store/schema.ts';
+import * as repo from './repo.ts';
+import { checkScimTokenName } from './rules.ts';
+import type { CreatedScimToken, ScimToken } from './types.ts';
+
+export const SCIM_TOKEN_PREFIX = 'lkscim';
+export const SCIM_TOKEN_NOT_FOUND = 'The SCIM token does not exist.';
+
+/** A token in use writes its last use at most once a minute. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface ScimTokensService {
+  /** @throws Invalid('name'). */
+  create(customerId: number, name: string): Promise<CreatedScimToken>;
+  list(customerId: number): Promise<ScimToken[]>;
+  /** Requests with the token fail from now on. @throws NotFound for an unknown token id (another customer's included). */
+  delete(customerId: number, tokenId: string): Promise<void>;
+  /** The token a bearer value is, or undefined (wrong checksum, unknown, deleted); notes its use. */
+  authenticate(bearer: string): Promise<ScimToken | undefined>;
+}
+
+export function createScimTokensService(deps: { db: Kysely<Database>; clock: Clock; audit: AuditRecorder }): ScimTokensService {
+  const { db, clock, audit } = deps;
+  return {
+    async create(customerId, name) {
+      enforce(typeof name === 'string' ? checkScimTokenName(name) : { field: 'name', reason: 'is required' });
+      const token = generateSecret(SCIM_TOKEN_PREFIX);
+      const tokenId = `st_${randomUUID().replaceAll('-', '')}`;
+      const scimToken = await db.transaction().execute(async (trx) => {
+        const created = await repo.insertScimToken(trx, customerId, { tokenId, name, tokenHash: sha256Hex(token), now: clock.now() });
+        await audit.record(trx, customerId, { action: 'scimtoken.created', target: scimTokenTarget(created) });
+        return created;
+      });
+      return { scimToken, token };
+    },
+
+    list: (customerId) => repo.listScimTokens(db, customerId),
+
+    async delete(customerId, tokenId) {
+      if (typeof tokenId !== 'string' || tokenId === '') throw new Invalid('tokenId', 'is required');
+      await db.transaction().execute(async (trx) => {
+        const found = await repo.findScimToken(trx, customerId, tokenId);
+        if (!found || !await repo.deleteScimToken(trx, customerId, found.id)) throw new NotFound('scimToken', SCIM_TOKEN_NOT_FOUND);
+        await audit.record(trx, customerId, { action: 'scimtoken.deleted', target: scimTokenTarget(found) });
+      });
+    },
+
+    async authenticate(bearer) {
+      if (!hasValidChecksum(bearer, SCIM_TOKEN_PREFIX)) return undefined;
+      const found = await repo.findScimTokenByHash(db, sha256Hex(bearer));
+      if (!found) return undefined;
+      const now = clock.now();
+      if (found.lastUsedAt === null || now - found.lastUsedAt >= TOUCH_INTERVAL_MS) await repo.touchScimToken(db, found.id, now);
+      return found;
+    },
+  };
+}
