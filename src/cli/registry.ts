@@ -7,6 +7,7 @@ import { customerCreate, customerList, customerPasswordExpiry, customerRotateKey
 import { customerSetPassword } from './commands/customer-set-password.ts';
 import { oauthClientCommands } from './commands/oauth-client.ts';
 import { policyCommands } from './commands/policy.ts';
+import { scimTokenCommands } from './commands/scim-token.ts';
 import { siteCommands } from './commands/site.ts';
 import { usersExport } from './commands/users-export.ts';
 import { usersImport } from './commands/users-import.ts';
@@ -15,7 +16,7 @@ import { webhookCommands } from './commands/webhook.ts';
 
 export const commands: Command[] = [
   customerCreate, customerList, customerRotateKey, customerPasswordExpiry, customerSetPassword,
-  ...appCommands, ...policyCommands, ...oauthClientCommands, ...webhookCommands,
+  ...appCommands, ...policyCommands, ...oauthClientCommands, ...webhookCommands, ...scimTokenCommands,
   usersImport, usersExport, usersRevokeSessions,
   ...siteCommands.filter((c) => c.name.startsWith('site api-key ')),
   apiTokenCreate, apiTokenList, apiTokenRevoke, apiTokenPurgeExpired,

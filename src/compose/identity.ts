@@ -67,6 +67,7 @@ import type { Database } from '../store/schema.ts';
 import type { ThrottleStore } from '../store/throttles/types.ts';
 import type { Dialect } from '../store/db.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
+import { scimTokensArea } from '../scim/tokens/routes.ts';
 import { createScimTokensService, type ScimTokensService } from '../scim/tokens/service.ts';
 import { webhooksArea } from '../webhooks/routes.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
@@ -268,6 +269,7 @@ export function adminAreas(services: IdentityServices): ((app: FastifyInstance) 
     passkeysArea({ passkeys: services.passkeys, users: services.users }),
     auditArea(services.audit),
     webhooksArea(services.webhooks),
+    scimTokensArea(services.scimTokens),
   ];
 }
 

@@ -9,6 +9,7 @@ import type { ApplicationsService } from '../identity/applications/service.ts';
 import type { PoliciesService } from '../identity/policies/service.ts';
 import type { OauthClientsService } from '../identity/oauth-clients/service.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
+import type { ScimTokensService } from '../scim/tokens/service.ts';
 import type { MagicLinksService } from '../identity/magic-links/service.ts';
 import type { SsoSessionsService } from '../identity/sso-sessions/service.ts';
 import type { PasskeysService } from '../identity/passkeys/service.ts';
@@ -32,6 +33,8 @@ export interface ConsoleServices {
   policies: PoliciesService;
   oauthClients: OauthClientsService;
   webhooks: WebhooksService;
+  /** The SCIM page lists, creates and deletes them. */
+  scimTokens: ScimTokensService;
   magicLinks: MagicLinksService;
   /** End users' SSO sessions: the user's Sessions tab lists and revokes them. */
   ssoSessions: SsoSessionsService;

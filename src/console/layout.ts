@@ -1,7 +1,7 @@
 /** The page frame: skip link, header with the navigation and Sign out, one h1, the main region. */
 import { html, type Fragment, type Html } from './html.ts';
 
-export type Section = 'account' | 'users' | 'groups' | 'applications' | 'site' | 'oauth-clients' | 'audit' | 'webhooks';
+export type Section = 'account' | 'users' | 'groups' | 'applications' | 'site' | 'oauth-clients' | 'audit' | 'webhooks' | 'scim';
 
 export interface PageContext {
   /** `{public URL path}/console`: every link and form action starts with it. */
@@ -20,6 +20,7 @@ const NAV: [Section, string, string][] = [
   ['oauth-clients', 'OAuth clients', '/oauth-clients'],
   ['audit', 'Audit log', '/audit'],
   ['webhooks', 'Webhooks', '/webhooks'],
+  ['scim', 'SCIM', '/scim'],
 ];
 
 /** The hidden field every form carries. */

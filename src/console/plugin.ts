@@ -30,6 +30,7 @@ import { applicationRoutes } from './pages/applications.ts';
 import { groupRoutes } from './pages/groups.ts';
 import { oauthClientRoutes } from './pages/oauth-clients.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
+import { scimRoutes } from './pages/scim.ts';
 import { signInRoutes } from './pages/sign-in.ts';
 import { siteRoutes } from './pages/site.ts';
 import { userRoutes } from './pages/users.ts';
@@ -146,7 +147,7 @@ function consoleRoutes(opts: ConsolePluginOptions) {
       signedIn.addHook('preHandler', (request, _reply, done) => {
         runWithAuditContext({ actor: { type: 'console', id: request.consoleOwner!.email }, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
       });
-      for (const routes of [accountRoutes, accountPasskeyRoutes, userRoutes, groupRoutes, applicationRoutes, oauthClientRoutes, auditRoutes, webhookRoutes]) {
+      for (const routes of [accountRoutes, accountPasskeyRoutes, userRoutes, groupRoutes, applicationRoutes, oauthClientRoutes, auditRoutes, webhookRoutes, scimRoutes]) {
         await signedIn.register(routes(ctx));
       }
       await signedIn.register(siteRoutes(ctx, opts.siteConfig));

@@ -135,6 +135,10 @@ describeEachStore('abuse: secrets grep', (kind) => {
     const oauthApp = (await env.admin.post('/admin/applications/create', { customerKey: ck, name: 'OA', type: 'OAUTH', redirectUris: [RETURN_URL] })).json();
     secrets.applicationClientSecret = oauthApp.clientSecret;
 
+    // SCIM token: made through the admin API, then looked up as every /scim/v2 request's bearer is.
+    secrets.scimToken = (await env.admin.post('/admin/scim-tokens/create', { customerKey: ck, name: 'Okta' })).json().token;
+    assert.equal((await services.scimTokens.authenticate(secrets.scimToken))?.customerId, env.customer.customerId);
+
     // Magic-link token: generated with the bearer token, read from the mail file, used on the landing.
     const appUuid = await env.magicApp();
     const generated = await env.identity.inject({ method: 'POST', url: '/api/admin/magiclink/generate', headers: { authorization: `Bearer ${secrets.oauthAccessToken}`, ...json }, payload: { username: 'keeper', applicationUuid: appUuid, redirectUri: RETURN_URL } });

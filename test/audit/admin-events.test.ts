@@ -95,6 +95,22 @@ const WRITES: Record<string, Case> = {
     body: (ck, f) => ({ customerKey: ck, webhookId: f.webhookId }),
     events: async (_env, f) => [{ action: 'webhook.deleted', target: { type: 'webhook', id: String(f.webhookId), name: String(f.url) } }],
   },
+  '/admin/scim-tokens/create': {
+    setup: async () => ({ tokenName: name('Okta ') }),
+    body: (ck, f) => ({ customerKey: ck, name: f.tokenName }),
+    events: async (env, f) => {
+      const token = (await env.composition.services.scimTokens.list(env.customer.customerId)).find((s) => s.name === f.tokenName)!;
+      return [{ action: 'scimtoken.created', target: { type: 'scimtoken', id: token.tokenId, name: String(f.tokenName) } }];
+    },
+  },
+  '/admin/scim-tokens/delete': {
+    setup: async (env) => {
+      const { scimToken } = await env.composition.services.scimTokens.create(env.customer.customerId, name('Entra '));
+      return { tokenId: scimToken.tokenId, tokenName: scimToken.name };
+    },
+    body: (ck, f) => ({ customerKey: ck, tokenId: f.tokenId }),
+    events: async (_env, f) => [{ action: 'scimtoken.deleted', target: { type: 'scimtoken', id: String(f.tokenId), name: String(f.tokenName) } }],
+  },
   '/admin/users/create': {
     setup: async () => ({ username: name('u') }),
     body: (ck, f) => ({ customerKey: ck, username: f.username, email: `${f.username}@example.test`, firstName: 'A', lastName: 'B' }),
@@ -261,6 +277,7 @@ const READS: Record<string, { method?: 'GET'; body?: (ck: number, f: Fixture) =>
   '/admin/audit/getall': { body: (ck) => ({ customerKey: ck, limit: 10 }) },
   '/admin/users/passkeys/getall': { body: (ck, f) => ({ customerKey: ck, username: f.username }) },
   '/admin/webhooks/getall': { body: (ck) => ({ customerKey: ck }) },
+  '/admin/scim-tokens/getall': { body: (ck) => ({ customerKey: ck }) },
 };
 
 /** The admin API's routes as the served document lists them ("/admin/…" and "/auth/…", without /api). */

@@ -76,6 +76,23 @@ const WRITES: Record<string, Case> = {
       return [{ action: 'webhook.created', target: { type: 'webhook', id: webhook.webhookId, name: String(f.url) } }];
     },
   },
+  '/scim': {
+    setup: async () => ({ name: unique('Okta') }),
+    path: () => '/scim',
+    form: (f) => ({ name: String(f.name) }),
+    events: async (env, f) => {
+      const token = (await env.server.composition.services.scimTokens.list(env.customerId)).find((s) => s.name === f.name)!;
+      return [{ action: 'scimtoken.created', target: { type: 'scimtoken', id: token.tokenId, name: String(f.name) } }];
+    },
+  },
+  '/scim/tokens/:tokenId/delete': {
+    setup: async (env) => {
+      const { scimToken } = await env.server.composition.services.scimTokens.create(env.customerId, unique('Entra'));
+      return { tokenId: scimToken.tokenId, name: scimToken.name };
+    },
+    path: (f) => `/scim/tokens/${f.tokenId}/delete`,
+    events: async (_env, f) => [{ action: 'scimtoken.deleted', target: { type: 'scimtoken', id: String(f.tokenId), name: String(f.name) } }],
+  },
   '/webhooks/:webhookId/delete': {
     setup: async (env) => {
       const url = `https://hooks.example.test/${unique('h')}`;

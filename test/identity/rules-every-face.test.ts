@@ -23,6 +23,7 @@ import { POLICY_GROUP_NAME } from '../../src/identity/policies/rules.ts';
 import { policyCreate } from '../../src/cli/commands/policy.ts';
 import { oauthClientCreate } from '../../src/cli/commands/oauth-client.ts';
 import { OAUTH_CLIENT_NAME } from '../../src/identity/oauth-clients/rules.ts';
+import { SCIM_TOKEN_NAME } from '../../src/scim/tokens/rules.ts';
 import { createUserImportService } from '../../src/identity/users/import.ts';
 import { readJsonLines } from '../../src/identity/users/import-rows.ts';
 import { EMAIL, PERSON_NAME, PHONE, USERNAME } from '../../src/identity/users/rules.ts';
@@ -410,6 +411,7 @@ if (!findChromium()) {
         [`/users/${target!.id}`, '#alternateEmail', EMAIL.maxLength],
         ['/groups', '#name', GROUP_NAME.maxLength], ['/applications', '#app-name', APPLICATION_NAME.maxLength], ['/applications', '#app-entity-id', MAX_ENTITY_ID_LENGTH],
 ['/oauth-clients', '#client-name', OAUTH_CLIENT_NAME.maxLength],
+['/scim', '#scim-token-name', SCIM_TOKEN_NAME.maxLength],
       ];
       for (const [path, selector, maxLength] of expected) {
         if (!page.url().endsWith(path)) await page.goto(`${root}${path}`);

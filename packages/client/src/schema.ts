@@ -7054,6 +7054,567 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/scim-tokens/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a SCIM bearer token for {base_url}/scim/v2 (the customer is the only tenant it reaches); the token is in this response only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            /** @description st_…: names the token in getall and delete */
+                            tokenId: string;
+                            /** @description lkscim_…: shown once, stored hashed; sent as Authorization: Bearer <token> */
+                            token: string;
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/scim-tokens/getall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** List the customer's SCIM tokens in creation order (never the tokens) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            scimTokens: {
+                                /** @description st_… */
+                                tokenId: string;
+                                name: string;
+                                /** @description Epoch milliseconds */
+                                createdDttm: number;
+                                /** @description Epoch milliseconds of the last SCIM request it authorised (to the minute); null when never used */
+                                lastUsedDttm: number | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description What the request names does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/scim-tokens/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a SCIM token: SCIM requests carrying it are refused from now on */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        customerKey: number | string;
+                        tokenId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "SUCCESS";
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A field is missing or wrong; the message names it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request signature is wrong */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Not found for this customer */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ERROR";
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description It conflicts with what exists (a name or e-mail already taken). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The request body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Too many requests from this address; Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description An unexpected error; the message carries no detail. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The database (or Redis, when configured) cannot be reached: nothing was done; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before trying again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description "ERROR" ("error" on change-password's 401) */
+                            status: string;
+                            /** @description The HTTP status, as a string */
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
