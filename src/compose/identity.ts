@@ -24,6 +24,7 @@ import { applicationsArea } from '../identity/applications/routes.ts';
 import { createApplicationsService, type ApplicationsService } from '../identity/applications/service.ts';
 import { createCustomersService, type CustomersService } from '../identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from '../identity/groups/service.ts';
+import { createGroupProvisioningService, type GroupProvisioningService } from '../identity/groups/provisioning.ts';
 import { homePlugin } from '../identity/home/routes.ts';
 import { landingPlugin } from '../identity/magic-links/landing/routes.ts';
 import { magicLinkPurgeJob } from '../identity/magic-links/purge.ts';
@@ -59,6 +60,7 @@ import { createLoginThrottle } from '../store/throttles/login.ts';
 import { createUserExportService, type UserExportService } from '../identity/users/export.ts';
 import { createUserImportService, type UserImportService } from '../identity/users/import.ts';
 import { createUsersService, type UsersService } from '../identity/users/service.ts';
+import { createUserProvisioningService, type UserProvisioningService } from '../identity/users/provisioning.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Sealer } from '../lib/seal.ts';
 import type { ChangeFeed } from '../store/changes.ts';
@@ -83,6 +85,9 @@ export interface IdentityServices {
   customers: CustomersService;
   users: UsersService;
   groups: GroupsService;
+  /** Users and groups as SCIM provisions them (by guid and id, with externalId and members): the /scim/v2 face's. */
+  userProvisioning: UserProvisioningService;
+  groupProvisioning: GroupProvisioningService;
   /** Bulk import and export (the CLI's users import / users export). */
   userImport: UserImportService;
   userExport: UserExportService;
@@ -231,6 +236,8 @@ export function composeIdentity(deps: IdentityDeps): Identity {
   return {
     services: {
       audit, webhooks: webhooks.service, scimTokens: createScimTokensService({ db, clock, audit }), customers, users, groups, mfa,
+      userProvisioning: createUserProvisioningService({ db, users, groups }),
+      groupProvisioning: createGroupProvisioningService({ db, clock, audit, groups }),
       userImport: createUserImportService({ db, users, groups, audit }), userExport: createUserExportService({ db, groups }), applications, policies, oauthClients, signingKeys, oidc, magicLinks, ssoSessions, signIn, recoveryCodes, passkeys, passwordResets, oauthTokens,
       account: createAccountService({ users, ssoSessions, throttle: loginThrottle, passkeys, stepUps }),
       accountFactors: createAccountFactorsService({ db, mfa, passkeys, applications, policies, stepUps }),
