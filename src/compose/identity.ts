@@ -69,6 +69,7 @@ import type { Database } from '../store/schema.ts';
 import type { ThrottleStore } from '../store/throttles/types.ts';
 import type { Dialect } from '../store/db.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
+import { scimPlugin } from '../scim/plugin.ts';
 import { createScimTokensService, type ScimTokensService } from '../scim/tokens/service.ts';
 import { webhooksArea } from '../webhooks/routes.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
@@ -280,7 +281,8 @@ export function adminAreas(services: IdentityServices): ((app: FastifyInstance) 
 
 /**
  * The identity face's route sets outside /api, each in its own context: the home page (GET /), the
- * customers' OpenID providers, the magic-link landing, the forgotten-password pages, POST /oauth/token, and the console.
+ * customers' OpenID providers, the magic-link landing, the forgotten-password pages, POST /oauth/token, SCIM 2.0
+ * (/scim/v2), and the console.
  */
 export function identityPlugins(
   services: IdentityServices & ConsoleServices,
@@ -326,6 +328,7 @@ export function identityPlugins(
       ssoSessions: services.ssoSessions,
     }),
     oauthTokenPlugin(services.oauthTokens),
+    scimPlugin({ scimTokens: services.scimTokens, users: services.userProvisioning, groups: services.groupProvisioning, publicUrl: config.publicUrl }),
     consolePlugin({
       clock: deps.clock, masterKey: deps.masterKey, publicUrl: config.publicUrl, services, siteConfig: config.site,
       owners: services.consoleOwners, sessions: services.consoleSessions, firstSignIn: services.consoleFirstSignIn,

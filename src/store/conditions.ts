@@ -14,8 +14,6 @@ export interface ConditionColumn {
   normalised?: boolean;
   /** A 0/1 column searched with `is` (true/false), or, with `inverted`, its negation (disabled ↔ active). */
   flag?: { inverted?: boolean };
-  /** Whole-value comparisons only (an integer id): co, sw, ew refused by the face before it gets here. */
-  exact?: boolean;
 }
 
 /** A custom comparison: the field's own SQL (a membership lookup), given the operator and value. */

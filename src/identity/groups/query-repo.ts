@@ -13,7 +13,14 @@ import { findGroupById } from './repo.ts';
 export type GroupField = 'id' | 'name' | 'externalId' | 'memberGuid';
 
 const COLUMNS: ConditionColumns<GroupField> = {
-  id: { column: 'groups.id', exact: true },
+  // An integer column: a value that is no id matches nothing (PostgreSQL would refuse to compare it).
+  id: (op, value) => {
+    const id = /^[0-9]{1,15}$/.test(value) ? Number(value) : undefined;
+    if (op === 'pr') return sql<SqlBool>`1 = 1`;
+    if (op === 'eq') return id === undefined ? sql<SqlBool>`1 = 0` : sql<SqlBool>`groups.id = ${id}`;
+    if (op === 'ne') return id === undefined ? sql<SqlBool>`1 = 1` : sql<SqlBool>`groups.id <> ${id}`;
+    return sql<SqlBool>`1 = 0`;
+  },
   name: { column: 'groups.name_norm', normalised: true },
   externalId: { column: 'groups.scim_external_id' },
   memberGuid: (op, value) => {
