@@ -4,7 +4,7 @@
  * phoneNumbers (primary or first) ↔ phone, active ↔ enabled, externalId kept, password written
  * only, groups read only. Attributes Latchkey does not keep are ignored.
  */
-import type { ProvisionedUser } from '../../identity/users/provisioning.ts';
+import type { ProvisionedUser, UserChange } from '../../identity/users/provisioning.ts';
 import type { UserInput } from '../../identity/users/types.ts';
 import { ScimError } from '../errors.ts';
 import { resourceMeta } from '../meta.ts';
@@ -90,13 +90,16 @@ export function readUserResource(resource: unknown, write: 'create' | 'replace')
   return { username, input, isEnabled };
 }
 
-/** Only what differs from `user`: two changes of different attributes at once do not undo each other. */
-export function changedFrom(user: ProvisionedUser, resource: UserResource): UserResource {
+/**
+ * The change to ask for: only what differs from `user` (two changes of different attributes at once
+ * do not undo each other); the userName as given, which the service refuses to change.
+ */
+export function changedFrom(user: ProvisionedUser, resource: UserResource): UserChange {
   const { input } = resource;
   const differs = <T>(value: T | undefined, current: T) => (value !== undefined && value !== current ? value : undefined);
   return {
-    username: resource.username,
     input: {
+      username: resource.username,
       email: differs(input.email, user.email),
       firstName: differs(input.firstName, user.firstName),
       lastName: differs(input.lastName, user.lastName),
