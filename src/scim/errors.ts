@@ -41,9 +41,10 @@ const ATTRIBUTE_OF_FIELD: Record<string, string> = {
 
 /** `message` ("<field> <reason>") with the field spelled as SCIM spells it. */
 function inScimWords(field: string | undefined, message: string): string {
-  if (!field || !message.startsWith(field)) return message;
+  if (!field) return message;
   const attribute = ATTRIBUTE_OF_FIELD[field] ?? field;
-  return `${attribute}${message.slice(field.length)}`;
+  // "a user with this email already exists" names no field first: the attribute is put before it.
+  return message.startsWith(field) ? `${attribute}${message.slice(field.length)}` : `${attribute}: ${message}`;
 }
 
 export function scimBody(status: number, scimType: ScimType | undefined, detail: string): Record<string, unknown> {
