@@ -46,8 +46,8 @@ export interface ScimApp extends TestApp {
   otherCustomerScim(): Promise<ScimClient>;
 }
 
-export async function buildScim(t: TestContext, kind: StoreKind): Promise<ScimApp> {
-  const app = await build(t, kind, { LATCHKEY_PUBLIC_URL: PUBLIC_URL });
+export async function buildScim(t: TestContext, kind: StoreKind, env: Record<string, string> = {}): Promise<ScimApp> {
+  const app = await build(t, kind, { LATCHKEY_PUBLIC_URL: PUBLIC_URL, ...env });
   const tokens = app.composition.services.scimTokens;
   const { scimToken, token } = await tokens.create(app.customer.customerId, 'directory');
   return {
