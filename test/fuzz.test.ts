@@ -90,6 +90,13 @@ const oauthShape = (body: Record<string, unknown>) => isString(body.error)
 const passkeyCallShape = (body: Record<string, unknown>) => isString(body.message)
   && Object.keys(body).every((k) => ['message', 'location'].includes(k));
 
+/** RFC 7644 §3.12, the SCIM face's only error body (src/scim/errors.ts). */
+const scimShape = (status: number, body: Record<string, unknown>) => Array.isArray(body.schemas)
+  && body.schemas[0] === 'urn:ietf:params:scim:api:messages:2.0:Error' && body.status === String(status) && isString(body.detail)
+  && Object.keys(body).every((k) => ['schemas', 'status', 'scimType', 'detail'].includes(k));
+
+const isScim = (url: string) => url.startsWith('/scim/');
+
 /** Identity routes that machines call: the admin API and the token endpoint; the rest are pages. */
 const isApi = (url: string) => url.startsWith('/api/') || url.startsWith('/moas/') || url === '/oauth/token';
 
@@ -106,7 +113,9 @@ function problem(route: Route, answer: Answer): string | undefined {
     // disable/enable and delete answer some errors as plain text (the spec's own).
     if (/^text\/plain/.test(answer.type) && text.length > 0 && !text.startsWith('{')) return undefined;
   }
-  if (!/^application\/json/.test(answer.type)) return `content type ${answer.type}`;
+  // SCIM answers application/scim+json; what the server refuses before routing (431, a malformed URL) is the face's JSON.
+  const scimType = route.face === 'identity' && isScim(route.url) && /^application\/scim\+json/.test(answer.type);
+  if (!scimType && !/^application\/json/.test(answer.type)) return `content type ${answer.type}`;
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -120,7 +129,7 @@ function problem(route: Route, answer: Answer): string | undefined {
   const fits = route.face === 'site'
     // The API-token 401 answers an API-token credential (any Basic username:secret) on every protected route.
     ? siteShape(answer.status, record) || ((route.url.startsWith('/rest/api/2/') || answer.status === 401) && apiTokenShape(record))
-    : adminShape(answer.status, record) || ((route.url === '/oauth/token' || route.url.startsWith('/customers/')) && oauthShape(record))
+    : scimType ? scimShape(answer.status, record) : adminShape(answer.status, record) || ((route.url === '/oauth/token' || route.url.startsWith('/customers/')) && oauthShape(record))
       || (/\/passkeys?(\/|$)/.test(route.url) && !isApi(route.url) && passkeyCallShape(record));
   return fits ? undefined : 'a body not in the face\'s error shape';
 }
@@ -218,7 +227,7 @@ function multipartFor(fields: string[]): fc.Arbitrary<{ type: string; body: stri
 }
 
 function bodyFor(fields: string[]): fc.Arbitrary<{ type?: string; body: string; label: string }> {
-  const jsonTypes = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1');
+  const jsonTypes = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1', 'application/scim+json');
   return fc.oneof(
     { weight: 8, arbitrary: fc.tuple(jsonTypes, jsonFor(fields)).map(([type, body]) => ({ type, body, label: 'json' })) },
     { weight: 2, arbitrary: formFor(fields).map((body) => ({ type: 'application/x-www-form-urlencoded', body, label: 'form' })) },
@@ -276,6 +285,10 @@ function namesFrom(operation: unknown): string[] {
   return [...names];
 }
 
+/** SCIM's attributes and parameters (its routes are not in the OpenAPI document: SCIM has its own discovery). */
+const SCIM_FIELDS = ['schemas', 'userName', 'emails', 'name', 'givenName', 'active', 'password', 'externalId', 'displayName', 'members',
+  'Operations', 'op', 'path', 'value', 'filter', 'startIndex', 'count', 'excludedAttributes', 'attributes'];
+
 const SITE_FIELDS = ['username', 'password', 'title', 'content', 'status', 'slug', 'name', 'login', 'expiresAt', 'expiration', 'label', 'excerpt'];
 
 // ---------------------------------------------------------------------------------------------
@@ -304,13 +317,17 @@ describeEachStore('fuzz over every route of both faces', (kind) => {
 
     const statuses = new Map<string, number>();
     const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`;
+    const scimToken = (await s.composition.services.scimTokens.create(s.customer.customerId, 'fuzz')).token;
     for (const route of routes) {
       const openapiPath = route.url.replace(/^\/moas/, '').replace(/:(\w+)/g, '{$1}');
       const operation = (docs[route.face].paths?.[openapiPath] ?? {})[route.method.toLowerCase()];
-      const fields = [...new Set([...namesFrom(operation), ...(route.face === 'site' ? SITE_FIELDS : [])])];
+      const scim = route.face === 'identity' && isScim(route.url);
+      const fields = [...new Set([...namesFrom(operation), ...(route.face === 'site' ? SITE_FIELDS : []), ...(scim ? SCIM_FIELDS : [])])];
       const credentials = route.face === 'site'
         ? fc.constantFrom<Record<string, string>>({ authorization: `Bearer ${jwt}` }, { authorization: `Bearer ${jwt}` }, { authorization: basic }, {})
-        : fc.constantFrom<Record<string, string>>({ signed: '1' }, { signed: '1' }, { signed: '1' }, {});
+        : scim
+          ? fc.constantFrom<Record<string, string>>({ authorization: `Bearer ${scimToken}` }, { authorization: `Bearer ${scimToken}` }, { authorization: `Bearer ${scimToken}` }, { signed: '1' }, {})
+          : fc.constantFrom<Record<string, string>>({ signed: '1' }, { signed: '1' }, { signed: '1' }, {});
       const withBody = route.method !== 'GET' && route.method !== 'OPTIONS';
       const request = fc.record({
         path: pathFor(route.url, s.customer.customerKey),

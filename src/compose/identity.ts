@@ -24,6 +24,7 @@ import { applicationsArea } from '../identity/applications/routes.ts';
 import { createApplicationsService, type ApplicationsService } from '../identity/applications/service.ts';
 import { createCustomersService, type CustomersService } from '../identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from '../identity/groups/service.ts';
+import { createGroupProvisioningService, type GroupProvisioningService } from '../identity/groups/provisioning.ts';
 import { homePlugin } from '../identity/home/routes.ts';
 import { landingPlugin } from '../identity/magic-links/landing/routes.ts';
 import { magicLinkPurgeJob } from '../identity/magic-links/purge.ts';
@@ -59,6 +60,7 @@ import { createLoginThrottle } from '../store/throttles/login.ts';
 import { createUserExportService, type UserExportService } from '../identity/users/export.ts';
 import { createUserImportService, type UserImportService } from '../identity/users/import.ts';
 import { createUsersService, type UsersService } from '../identity/users/service.ts';
+import { createUserProvisioningService, type UserProvisioningService } from '../identity/users/provisioning.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Sealer } from '../lib/seal.ts';
 import type { ChangeFeed } from '../store/changes.ts';
@@ -67,6 +69,7 @@ import type { Database } from '../store/schema.ts';
 import type { ThrottleStore } from '../store/throttles/types.ts';
 import type { Dialect } from '../store/db.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
+import { scimPlugin } from '../scim/plugin.ts';
 import { scimTokensArea } from '../scim/tokens/routes.ts';
 import { createScimTokensService, type ScimTokensService } from '../scim/tokens/service.ts';
 import { webhooksArea } from '../webhooks/routes.ts';
@@ -84,6 +87,9 @@ export interface IdentityServices {
   customers: CustomersService;
   users: UsersService;
   groups: GroupsService;
+  /** Users and groups as SCIM provisions them (by guid and id, with externalId and members): the /scim/v2 face's. */
+  userProvisioning: UserProvisioningService;
+  groupProvisioning: GroupProvisioningService;
   /** Bulk import and export (the CLI's users import / users export). */
   userImport: UserImportService;
   userExport: UserExportService;
@@ -232,6 +238,8 @@ export function composeIdentity(deps: IdentityDeps): Identity {
   return {
     services: {
       audit, webhooks: webhooks.service, scimTokens: createScimTokensService({ db, clock, audit }), customers, users, groups, mfa,
+      userProvisioning: createUserProvisioningService({ db, users, groups }),
+      groupProvisioning: createGroupProvisioningService({ db, clock, audit, groups }),
       userImport: createUserImportService({ db, users, groups, audit }), userExport: createUserExportService({ db, groups }), applications, policies, oauthClients, signingKeys, oidc, magicLinks, ssoSessions, signIn, recoveryCodes, passkeys, passwordResets, oauthTokens,
       account: createAccountService({ users, ssoSessions, throttle: loginThrottle, passkeys, stepUps }),
       accountFactors: createAccountFactorsService({ db, mfa, passkeys, applications, policies, stepUps }),
@@ -275,7 +283,8 @@ export function adminAreas(services: IdentityServices): ((app: FastifyInstance) 
 
 /**
  * The identity face's route sets outside /api, each in its own context: the home page (GET /), the
- * customers' OpenID providers, the magic-link landing, the forgotten-password pages, POST /oauth/token, and the console.
+ * customers' OpenID providers, the magic-link landing, the forgotten-password pages, POST /oauth/token, SCIM 2.0
+ * (/scim/v2), and the console.
  */
 export function identityPlugins(
   services: IdentityServices & ConsoleServices,
@@ -321,6 +330,7 @@ export function identityPlugins(
       ssoSessions: services.ssoSessions,
     }),
     oauthTokenPlugin(services.oauthTokens),
+    scimPlugin({ scimTokens: services.scimTokens, users: services.userProvisioning, groups: services.groupProvisioning, publicUrl: config.publicUrl }),
     consolePlugin({
       clock: deps.clock, masterKey: deps.masterKey, publicUrl: config.publicUrl, services, siteConfig: config.site,
       owners: services.consoleOwners, sessions: services.consoleSessions, firstSignIn: services.consoleFirstSignIn,

@@ -99,27 +99,34 @@ export function isMalformedMultipart(request: FastifyRequest, error: unknown): b
   return /^multipart\//i.test(String(request.headers['content-type'] ?? ''));
 }
 
+/**
+ * The strict JSON body parser (a Fastify content-type parser over the raw bytes): UTF-8 decoded
+ * strictly, parsed as Fastify does (secure-json-parse, the same prototype-poisoning refusals). A
+ * scope accepting another JSON media type (SCIM's application/scim+json) registers it for that type.
+ */
+export function parseStrictJson(_request: FastifyRequest, raw: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
+  const bytes = raw as Buffer;
+  if (bytes.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return done(new Invalid(culpritOfBadUtf8(bytes), 'must be valid UTF-8'), undefined);
+  }
+  try {
+    done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+  } catch {
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+  }
+}
+
 /** Installs the strict JSON parser and the text checks on a face. */
 export function installInputChecks(app: FastifyInstance): void {
   // JSON bodies are decoded strictly from the raw bytes: Fastify's own parser decodes lossily, so
   // invalid UTF-8 became U+FFFD and was stored. Parsed as Fastify does (secure-json-parse, the
   // same prototype-poisoning refusals).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, raw, done) => {
-    const bytes = raw as Buffer;
-    if (bytes.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
-    let text: string;
-    try {
-      text = strictUtf8.decode(bytes);
-    } catch {
-      return done(new Invalid(culpritOfBadUtf8(bytes), 'must be valid UTF-8'), undefined);
-    }
-    try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch {
-      done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
-    }
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseStrictJson);
 
   // Where a request is, for telling body-reading failures from the handler's (isMalformedMultipart).
   // Hooks of the root run before any plugin's: the multipart plugin reads its body after this one.

@@ -10,6 +10,7 @@ import { logServerError, sendWire, type WireError } from '../http/app.ts';
 import {
   asServiceUnavailable, Conflict, Invalid, LatchkeyError, MfaFailed, NotFound, RateLimited, USER_NOT_FOUND_MESSAGE,
 } from '../lib/errors.ts';
+import { toScimWire } from '../scim/errors.ts';
 import { securityHeaders } from './hosted-pages/layout.ts';
 import { badRequestPage, errorPage, unavailablePage as landingUnavailablePage } from './magic-links/landing/pages.ts';
 import { badSignInRequestPage, signInErrorPage, signInUnavailablePage, tooManyAttemptsPage } from './sign-in/pages.ts';
@@ -50,7 +51,7 @@ export interface ErrorContext {
  * The identity face's parts outside the admin API; each answers in its own shape. 'interaction' is
  * the providers' interaction once it has hijacked the reply (it writes the answer itself).
  */
-export type PartErrorStyle = 'oauth-token' | 'landing' | 'provider' | 'interaction' | 'console' | 'password-reset' | 'sign-in';
+export type PartErrorStyle = 'oauth-token' | 'landing' | 'provider' | 'interaction' | 'console' | 'password-reset' | 'sign-in' | 'scim';
 
 const standard = (status: number, message: string) => ({ status, body: { status: 'ERROR', code: String(status), message } });
 
@@ -98,6 +99,8 @@ export function toWire(error: unknown, style: AdminErrorStyle | PartErrorStyle, 
     case 'provider': return providerWire(error, ctx);
     case 'interaction': return interactionWire(error);
     case 'console': return consoleWire(error, ctx);
+    // SCIM 2.0 (/scim/v2): RFC 7644's error body, built in scim/errors.ts.
+    case 'scim': return toScimWire(error);
   }
   const wire = wireBody(error, style, ctx);
   // Spec, errors: on delete, "request body incorrect" answers like "user not found". Every 400 is a

@@ -32,6 +32,12 @@ export class Invalid extends LatchkeyError {
   }
 }
 
+/**
+ * A field that cannot change (a user's username, the built-in group's name): an Invalid to every face
+ * that renders Invalid, which SCIM tells apart as RFC 7644's `mutability`.
+ */
+export class Immutable extends Invalid {}
+
 /** The thing named does not exist for this customer (or is not visible to the caller). */
 export class NotFound extends LatchkeyError {
   static override readonly code = 'not_found' as const;

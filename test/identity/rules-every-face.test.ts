@@ -3,8 +3,8 @@
  * the admin API (the reference: its wire bodies are pinned), the console's forms in Chromium (the browser's
  * own maxlength and required checks taken off, as a hand-made POST would), the CLI (`users import` and
  * `app create`, the command functions the binary runs), bulk import (JSON lines through the import service)
- * and the services themselves (what SCIM will call). Each face refuses with the same reason, and stores
- * nothing. One server per store and one browser for the file.
+ * the services themselves, and SCIM (/scim/v2 with a bearer token: users and groups). Each face refuses
+ * with the same reason, and stores nothing. One server per store and one browser for the file.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,7 +33,7 @@ import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn 
 
 after(closeBrowser);
 
-type Face = 'api' | 'console' | 'cli' | 'import' | 'service';
+type Face = 'api' | 'console' | 'cli' | 'import' | 'service' | 'scim';
 
 /** What a face answered: the refusal's text, or undefined when the value was stored. */
 type Outcome = string | undefined;
@@ -89,9 +89,10 @@ const CASES: Case[] = [
     reason: 'is not a custom attribute name (customAttribute1..customAttribute50)',
     // The admin API and import name attributes by their keys: `username` there is the username itself,
     // and any key not customAttributeN is not theirs (the API ignores it, import refuses the column).
+    // SCIM has no custom attributes: its User carries none.
     notOnWire: name === 'username'
-      ? { api: 'its own field', cli: 'its own field', import: 'its own field' }
-      : { api: 'ignored', cli: `unknown column "${name}"`, import: `${name} is not allowed` },
+      ? { api: 'its own field', cli: 'its own field', import: 'its own field', scim: 'ignored' }
+      : { api: 'ignored', cli: `unknown column "${name}"`, import: `${name} is not allowed`, scim: 'ignored' },
   })),
   { title: 'a 300-character group name', kind: 'new-group', values: { groupName: long(300) },
     api: 'groups.0.groupName must NOT have more than 100 characters', reason: 'must NOT have more than 100 characters' },
@@ -133,9 +134,9 @@ const CASES: Case[] = [
 
 /** Which faces can write each kind at all. */
 const FACES: Record<Case['kind'], Face[]> = {
-  'new-user': ['api', 'console', 'cli', 'import', 'service'],
-  'user-change': ['api', 'console', 'cli', 'import', 'service'],
-  'new-group': ['api', 'console', 'cli', 'import', 'service'],
+  'new-user': ['api', 'console', 'cli', 'import', 'service', 'scim'],
+  'user-change': ['api', 'console', 'cli', 'import', 'service', 'scim'],
+  'new-group': ['api', 'console', 'cli', 'import', 'service', 'scim'],
   'group-attributes': ['api', 'console', 'service'],
   'new-application': ['api', 'console', 'cli', 'service'],
   'new-policy': ['api', 'console', 'cli', 'service'],
@@ -163,7 +164,8 @@ async function setUp(t: TestContext, kind: StoreKind) {
   const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://portal.example.test/acs'] })).application;
   // The OAUTH application whose post-logout redirect URIs the console edits.
   const rp = (await applications.create(customerId, { name: 'RP', type: 'OAUTH', redirectUris: ['https://rp.example.test/cb'] })).application;
-  return { server, page, dir, customerId, users, groups, applications, policies, oauthClients, portal, rp };
+  const scimToken = (await server.composition.services.scimTokens.create(customerId, 'rules')).token;
+  return { server, page, dir, customerId, users, groups, applications, policies, oauthClients, portal, rp, scimToken };
 }
 
 type Env = Awaited<ReturnType<typeof setUp>>;
@@ -358,8 +360,40 @@ async function viaService(env: Env, c: Case, values: Record<string, string>): Pr
   }
 }
 
+/** SCIM's attributes for the admin API's user fields. */
+function scimUserFields(fields: Record<string, string>): Record<string, unknown> {
+  const resource: Record<string, unknown> = {};
+  if (fields.username !== undefined) resource.userName = fields.username;
+  if (fields.email !== undefined) resource.emails = [{ value: fields.email, primary: true }];
+  if (fields.firstName !== undefined || fields.lastName !== undefined) resource.name = { givenName: fields.firstName, familyName: fields.lastName };
+  if (fields.phone !== undefined) resource.phoneNumbers = [{ value: fields.phone }];
+  return resource;
+}
+
+async function viaScim(env: Env, c: Case, values: Record<string, string>): Promise<Outcome> {
+  const send = async (method: 'POST' | 'PATCH', url: string, body: unknown): Promise<Outcome> => {
+    const response = await env.server.identity.inject({
+      method, url: `/scim/v2${url}`, payload: JSON.stringify(body),
+      headers: { authorization: `Bearer ${env.scimToken}`, 'content-type': 'application/scim+json' },
+    });
+    if (response.statusCode < 300) return undefined;
+    assert.equal(response.statusCode, 400, response.body);
+    return (response.json() as { detail: string }).detail;
+  };
+  switch (c.kind) {
+    case 'new-user': return send('POST', '/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], ...scimUserFields(values) });
+    case 'user-change': {
+      const target = await env.users.findByLogin(env.customerId, 'target');
+      const value = scimUserFields(userChange(values).fields);
+      return send('PATCH', `/Users/${target!.guid}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value }] });
+    }
+    case 'new-group': return send('POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: values.groupName });
+    default: throw new Error(`SCIM cannot write ${c.kind}`);
+  }
+}
+
 const DRIVERS: Record<Face, (env: Env, c: Case, values: Record<string, string>) => Promise<Outcome>> = {
-  api: viaApi, console: viaConsole, cli: viaCli, import: viaImport, service: viaService,
+  api: viaApi, console: viaConsole, cli: viaCli, import: viaImport, service: viaService, scim: viaScim,
 };
 
 /** What the customer holds that a write could change: compared before and after each refusal. */

@@ -22,7 +22,7 @@ export function groupsRepoContract(openStore: OpenStore): void {
       await groups.addMembers(db, customerId, eng, [member(user.id)], NOW);
       assert.deepEqual(await groups.findGroupsByNames(db, customerId, [' engineering ', 'nothing']), [{
         id: eng, customerId, name: 'Engineering', isDefault: false, isCustomerDefault: false,
-        attributes: { groupAttribute1: 'one' }, memberCount: 1, createdAt: NOW, updatedAt: NOW,
+        attributes: { groupAttribute1: 'one' }, memberCount: 1, externalId: null, createdAt: NOW, updatedAt: NOW,
       }]);
       await groups.updateGroup(db, customerId, eng, { attributes: { groupAttribute2: 'two' }, now: NOW + 1 });
       assert.deepEqual((await groups.findGroupsByNames(db, customerId, ['ENGINEERING']))[0].attributes, { groupAttribute2: 'two' });

@@ -20,7 +20,7 @@ export function usersRepoContract(openStore: OpenStore): void {
         phone: '+44 1', alternateEmail: '', hasPassword: true, passwordChangedAt: NOW, role: 'END_USER', isDisabled: false,
         markForDeletion: false, idpEnabled: false, phoneVerified: false, emailVerified: false, preferredLocale: '',
         enforce2faOnNextLogin: false, sourceType: 'API', sourceIdentifier: '', lastVerifiedAt: 0, secondFactorType: 'NONE',
-        customAttributes: { customAttribute1: 'one', customAttribute50: 'fifty' }, credentialsVersion: 1, passwordChangeRequired: false, createdAt: NOW, updatedAt: NOW,
+        customAttributes: { customAttribute1: 'one', customAttribute50: 'fifty' }, credentialsVersion: 1, passwordChangeRequired: false, externalId: null, createdAt: NOW, updatedAt: NOW,
       });
       assert.deepEqual(await users.findUserById(db, customerId, ada.id), ada);
       for (const login of ['ada', 'ADA', '  Ada ', 'ada.l@example.com', 'ADA.L@EXAMPLE.COM']) {

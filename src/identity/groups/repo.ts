@@ -16,6 +16,7 @@ function toGroup(row: Selectable<GroupsTable> & { member_count: number | string 
     isCustomerDefault: row.is_customer_default === 1,
     attributes: JSON.parse(row.attributes) as Record<string, string>,
     memberCount: Number(row.member_count),
+    externalId: row.scim_external_id ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -204,6 +205,11 @@ export async function countGroups(db: Executor, customerId: number, text: string
   return Number((await q.executeTakeFirstOrThrow()).n);
 }
 
+export async function setGroupExternalId(db: Executor, customerId: number, groupId: number, externalId: string | null, now: number): Promise<void> {
+  await db.updateTable('groups').set({ scim_external_id: externalId, updated_at: now })
+    .where('customer_id', '=', customerId).where('id', '=', groupId).execute();
+}
+
 export async function renameGroup(db: Executor, customerId: number, groupId: number, name: string, now: number): Promise<void> {
   await db.updateTable('groups').set({ name, name_norm: normalise(name), updated_at: now })
     .where('customer_id', '=', customerId).where('id', '=', groupId).execute();
@@ -230,4 +236,49 @@ export async function deletePoliciesOfGroup(db: Executor, customerId: number, na
 export async function findGroupById(db: Executor, customerId: number, groupId: number): Promise<Group | undefined> {
   const row = await withMemberCount(db).where('customer_id', '=', customerId).where('id', '=', groupId).executeTakeFirst();
   return row && toGroup(row as typeof row & { member_count: number });
+}
+
+/** The ids of the customer's users among `guids` (SCIM names members by their user's guid); unknown ones are left out. */
+export async function findUserIdsByGuids(db: Executor, customerId: number, guids: string[]): Promise<{ id: number; guid: string }[]> {
+  if (guids.length === 0) return [];
+  return db.selectFrom('users').select(['id', 'guid']).where('customer_id', '=', customerId).where('guid', 'in', guids).execute();
+}
+
+/** Each group's members as SCIM names them (guid, username), in membership order. */
+export async function listMemberRefs(db: Executor, customerId: number, groupIds: number[]): Promise<Map<number, { guid: string; username: string }[]>> {
+  const result = new Map<number, { guid: string; username: string }[]>(groupIds.map((id) => [id, []]));
+  if (groupIds.length === 0) return result;
+  const rows = await db.selectFrom('group_members')
+    .innerJoin('users', 'users.id', 'group_members.user_id')
+    .select(['group_members.group_id as groupId', 'users.guid', 'users.username'])
+    .where('group_members.customer_id', '=', customerId)
+    .where('group_members.group_id', 'in', groupIds)
+    .orderBy('group_members.id')
+    .execute();
+  for (const { groupId, guid, username } of rows) result.get(groupId)?.push({ guid, username });
+  return result;
+}
+
+/** Each user's groups (id and name), in membership order. */
+export async function groupRefsByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, { id: number; name: string }[]>> {
+  const result = new Map<number, { id: number; name: string }[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return result;
+  const rows = await db.selectFrom('group_members')
+    .innerJoin('groups', 'groups.id', 'group_members.group_id')
+    .select(['group_members.user_id as userId', 'groups.id as id', 'groups.name as name'])
+    .where('group_members.customer_id', '=', customerId)
+    .where('group_members.user_id', 'in', userIds)
+    .orderBy('group_members.id')
+    .execute();
+  for (const { userId, id, name } of rows) result.get(userId)?.push({ id, name });
+  return result;
+}
+
+/** Makes `userIds` the group's members: removes the others, adds the missing; how many memberships changed. */
+export async function replaceMembers(db: Executor, customerId: number, groupId: number, userIds: number[], now: number): Promise<number> {
+  let q = db.deleteFrom('group_members').where('customer_id', '=', customerId).where('group_id', '=', groupId);
+  if (userIds.length > 0) q = q.where('user_id', 'not in', userIds);
+  const removed = Number((await q.executeTakeFirst()).numDeletedRows);
+  const added = await addMembers(db, customerId, groupId, userIds.map((userId) => ({ userId, attributes: [] })), now);
+  return removed + added;
 }

@@ -8,6 +8,10 @@ import { GROUP_ATTRIBUTE_COUNT, type GroupInput } from './types.ts';
 
 export const GROUP_NAME: TextRule = { minLength: 1, maxLength: 100, pattern: TRIMMED_LINE };
 export const GROUP_ATTRIBUTE_VALUE: TextRule = { maxLength: 1024 };
+/** SCIM's externalId: the provisioning directory's own id for the group. */
+export const GROUP_EXTERNAL_ID: TextRule = { maxLength: 255 };
+
+export const checkGroupExternalId = (externalId: string): BrokenRule | undefined => checkText('externalId', externalId, GROUP_EXTERNAL_ID);
 
 export const GROUP_ATTRIBUTE_NAMES: readonly string[] = Array.from({ length: GROUP_ATTRIBUTE_COUNT }, (_, i) => `groupAttribute${i + 1}`);
 const groupAttributeNames = new Set(GROUP_ATTRIBUTE_NAMES);

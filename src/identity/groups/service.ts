@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { groupTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { Conflict, Immutable, Invalid, NotFound } from '../../lib/errors.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import type { Database } from '../../store/schema.ts';
 import { enforce } from '../../lib/text-rules.ts';
@@ -35,6 +35,8 @@ export interface GroupsService {
   setUserGroups(db: Executor, customerId: number, userId: number, assignments: ResolvedAssignment[]): Promise<boolean>;
   joinDefaultGroup(db: Executor, customerId: number, userId: number): Promise<void>;
   groupNamesByUser(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, string[]>>;
+  /** Each user's groups by id and name (SCIM's read-only `groups` of a user). */
+  groupsOfUsers(db: Executor, customerId: number, userIds: number[]): Promise<Map<number, { id: number; name: string }[]>>;
   /** One group's members, a keyset page: `after` is the previous page's `next` (0 for the first). */
   listMembers(customerId: number, groupId: number, page: { after: number; limit: number }): Promise<{ members: UserLine[]; next?: number }>;
   /** Creates the groups of `names` that do not exist (plain, no attributes) in the caller's transaction. */
@@ -48,6 +50,8 @@ export interface GroupsService {
    * @throws Invalid('groupName') breaking the name rule, or for the built-in group; Conflict when another group has the name.
    */
   rename(customerId: number, groupId: number, name: string): Promise<void>;
+  /** rename inside the caller's transaction (SCIM's PATCH and PUT); false when the name was that already. @throws as rename */
+  renameIn(db: Executor, customerId: number, groupId: number, name: string): Promise<boolean>;
   /** Makes the group the one new users join (the flag leaves the previous default). @throws NotFound */
   makeDefault(customerId: number, groupId: number): Promise<void>;
   /**
@@ -120,6 +124,25 @@ export function createGroupsService(deps: {
     const group = await repo.findGroupById(exec, customerId, groupId);
     if (!group) throw new NotFound('group', 'The group does not exist.');
     return group;
+  }
+
+  async function renameIn(trx: Executor, customerId: number, groupId: number, name: string): Promise<boolean> {
+    enforce(checkGroupName('groupName', name));
+    await repo.lockCustomerGroups(trx, customerId);
+    const group = await requireGroup(trx, customerId, groupId);
+    if (group.isCustomerDefault) throw new Immutable('groupName', 'of the built-in group cannot change');
+    const [other] = await repo.findGroupIdsByNames(trx, customerId, [name]);
+    if (other && other.id !== groupId) throw new Conflict('group_exists', { field: 'groupName' }, `groupName ${name} is taken by another group`);
+    if (group.name === name) return false;
+    await repo.renameGroup(trx, customerId, groupId, name, clock.now());
+    try {
+      await repo.renamePoliciesGroup(trx, customerId, group.name, name);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw new Conflict('policy_exists', { field: 'groupName' }, `groupName ${name} already has login policies of its own (delete them first)`);
+    }
+    await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
+    return true;
   }
 
   return {
@@ -196,6 +219,7 @@ export function createGroupsService(deps: {
     },
 
     groupNamesByUser: (exec, customerId, userIds) => repo.groupNamesByUser(exec, customerId, userIds),
+    groupsOfUsers: (exec, customerId, userIds) => repo.groupRefsByUser(exec, customerId, userIds),
 
     listMembers: (customerId, groupId, { after, limit }) => repo.listGroupMembers(db, customerId, groupId, after, limit),
 
@@ -222,24 +246,10 @@ export function createGroupsService(deps: {
     },
 
     async rename(customerId, groupId, name) {
-      enforce(checkGroupName('groupName', name));
-      await db.transaction().execute(async (trx) => {
-        await repo.lockCustomerGroups(trx, customerId);
-        const group = await requireGroup(trx, customerId, groupId);
-        if (group.isCustomerDefault) throw new Invalid('groupName', 'of the built-in group cannot change');
-        const [other] = await repo.findGroupIdsByNames(trx, customerId, [name]);
-        if (other && other.id !== groupId) throw new Conflict('group_exists', { field: 'groupName' }, `groupName ${name} is taken by another group`);
-        if (group.name === name) return;
-        await repo.renameGroup(trx, customerId, groupId, name, clock.now());
-        try {
-          await repo.renamePoliciesGroup(trx, customerId, group.name, name);
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-          throw new Conflict('policy_exists', { field: 'groupName' }, `groupName ${name} already has login policies of its own (delete them first)`);
-        }
-        await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
-      });
+      await db.transaction().execute((trx) => renameIn(trx, customerId, groupId, name));
     },
+
+    renameIn: (exec, customerId, groupId, name) => renameIn(exec, customerId, groupId, name),
 
     async makeDefault(customerId, groupId) {
       await db.transaction().execute(async (trx) => {
@@ -255,7 +265,7 @@ export function createGroupsService(deps: {
       await db.transaction().execute(async (trx) => {
         await repo.lockCustomerGroups(trx, customerId);
         const group = await requireGroup(trx, customerId, groupId);
-        if (group.isCustomerDefault) throw new Invalid('group', 'is the built-in group, which cannot be deleted');
+        if (group.isCustomerDefault) throw new Immutable('group', 'is the built-in group, which cannot be deleted');
         const now = clock.now();
         if (group.isDefault) await repo.unsetDefaultGroup(trx, customerId, groupId, now);
         await repo.deletePoliciesOfGroup(trx, customerId, group.name);

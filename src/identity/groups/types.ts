@@ -10,6 +10,8 @@ export interface Group {
   /** Set attributes only, keyed groupAttribute1..groupAttribute50. */
   attributes: Record<string, string>;
   memberCount: number;
+  /** The id the directory that provisions the group by SCIM keeps for it (its `externalId`); null when none set one. */
+  externalId: string | null;
   createdAt: number;
   updatedAt: number;
 }

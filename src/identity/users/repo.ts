@@ -41,6 +41,7 @@ export function toUser(row: Selectable<UsersTable>): User {
     customAttributes: JSON.parse(row.custom_attributes) as Record<string, string>,
     credentialsVersion: row.credentials_version,
     passwordChangeRequired: row.password_change_required === 1,
+    externalId: row.scim_external_id ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -56,6 +57,7 @@ export interface NewUserRow {
   alternateEmail: string;
   passwordHash: string | null;
   customAttributes: Record<string, string>;
+  externalId?: string | null;
   now: number;
 }
 
@@ -74,6 +76,7 @@ export async function insertUser(db: Executor, customerId: number, values: NewUs
     password_hash: values.passwordHash,
     password_changed_at: values.passwordHash ? values.now : null,
     custom_attributes: JSON.stringify(values.customAttributes),
+    ...(values.externalId ? { scim_external_id: values.externalId } : {}),
     created_at: values.now,
     updated_at: values.now,
   }).returningAll().executeTakeFirstOrThrow();
@@ -102,6 +105,8 @@ export interface UserChanges {
   bumpCredentials?: boolean;
   /** Whether the user must change the password at the next sign-in (a password set for them). */
   passwordChangeRequired?: boolean;
+  /** SCIM's externalId; null clears it. */
+  externalId?: string | null;
   now: number;
 }
 
@@ -118,6 +123,7 @@ export async function updateUser(db: Executor, customerId: number, userId: numbe
     ...(changes.secondFactorType !== undefined ? { second_factor_type: changes.secondFactorType } : {}),
     ...(changes.bumpCredentials ? { credentials_version: eb('credentials_version', '+', 1) } : {}),
     ...(changes.passwordChangeRequired !== undefined ? { password_change_required: changes.passwordChangeRequired ? 1 : 0 } : {}),
+    ...(changes.externalId !== undefined ? { scim_external_id: changes.externalId } : {}),
     updated_at: changes.now,
   })).where('customer_id', '=', customerId).where('id', '=', userId).returningAll().executeTakeFirst();
   return row && toUser(row);
@@ -167,6 +173,12 @@ export async function findUsersByLogin(db: Executor, customerId: number, login: 
     .execute();
   // A user whose username is its own e-mail comes back from both branches.
   return (rows.length === 2 && rows[0].id === rows[1].id ? rows.slice(0, 1) : rows).map(toUser);
+}
+
+/** By the public id (SCIM's `id`). */
+export async function findUserByGuid(db: Executor, customerId: number, guid: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('customer_id', '=', customerId).where('guid', '=', guid).executeTakeFirst();
+  return row && toUser(row);
 }
 
 export async function findUserByUsername(db: Executor, customerId: number, username: string): Promise<User | undefined> {

@@ -11,6 +11,8 @@ export const PERSON_NAME: TextRule = { maxLength: 100 };
 export const EMAIL: TextRule = { minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' };
 export const PHONE: TextRule = { maxLength: 32, pattern: '^[0-9+()./ -]*$' };
 export const CUSTOM_ATTRIBUTE_VALUE: TextRule = { maxLength: 1024 };
+/** SCIM's externalId: the provisioning directory's own id for the user (Okta's 00u…, Entra's object id). */
+export const EXTERNAL_ID: TextRule = { maxLength: 255 };
 /** A name/value pair of a membership (users/create's `groups[].attributes`). */
 export const MEMBERSHIP_ATTRIBUTE_NAME: TextRule = { minLength: 1, maxLength: 100, pattern: TRIMMED_LINE };
 export const MEMBERSHIP_ATTRIBUTE_VALUE: TextRule = { maxLength: 1024 };
@@ -78,6 +80,7 @@ export function checkUserInput(input: UserInput, write: 'create' | 'update'): Br
     () => (input.alternateEmail === undefined ? undefined : checkAlternateEmail(input.alternateEmail)),
     () => checkGroups(input.groups),
     () => checkCustomAttributes(input.customAttributes),
+    () => (input.externalId === undefined ? undefined : checkText('externalId', input.externalId, EXTERNAL_ID)),
   );
 }
 
@@ -92,7 +95,7 @@ export function checkUserInputFields(input: UserInput, write: 'create' | 'update
     write === 'create' ? checkText('username', input.username, USERNAME) : undefined,
     one({ email: input.email }), one({ firstName: input.firstName }), one({ lastName: input.lastName }),
     one({ phone: input.phone }), one({ password: input.password }), one({ alternateEmail: input.alternateEmail }),
-    one({ groups: input.groups }), one({ customAttributes: input.customAttributes }),
+    one({ groups: input.groups }), one({ customAttributes: input.customAttributes }), one({ externalId: input.externalId }),
   ];
   return broken.filter((b): b is BrokenRule => b !== undefined);
 }

@@ -44,6 +44,13 @@ export interface UsersService {
   remove(customerId: number, login: string): Promise<void>;
   /** @throws NotFound */
   setDisabled(customerId: number, login: string, isDisabled: boolean): Promise<User>;
+  /**
+   * setDisabled inside the caller's transaction, by id (SCIM's `active`): the same consequences (a
+   * disable retires the user's credentials on every node) and the same event. @throws NotFound
+   */
+  setDisabledIn(db: Executor, customerId: number, userId: number, isDisabled: boolean): Promise<User>;
+  /** By the public id (SCIM's `id`), read in `db` (the caller's transaction, or the pool). */
+  findByGuid(db: Executor | undefined, customerId: number, guid: string): Promise<User | undefined>;
   count(customerId: number): Promise<number>;
   /** Users whose username or e-mail starts with `prefix` (mode 'all': every user, by id), a keyset page; `after` is the previous page's `next`. */
   search(customerId: number, query: { mode: SearchMode; prefix: string; after: string; limit: number }): Promise<UserPage>;
@@ -95,7 +102,7 @@ const sameAttributes = (a: Record<string, string>, b: Record<string, string>): b
 function profileChanged(before: User, after: User): boolean {
   return before.email !== after.email || before.firstName !== after.firstName || before.lastName !== after.lastName
     || before.phone !== after.phone || before.alternateEmail !== after.alternateEmail
-    || !sameAttributes(before.customAttributes, after.customAttributes);
+    || before.externalId !== after.externalId || !sameAttributes(before.customAttributes, after.customAttributes);
 }
 
 function pickLogin<U extends { username: string }>(candidates: U[], login: string): U | undefined {
@@ -199,6 +206,7 @@ export function createUsersService(deps: {
       alternateEmail: input.alternateEmail ?? '',
       passwordHash,
       customAttributes: withoutCleared(input.customAttributes),
+      externalId: input.externalId || null,
       now: clock.now(),
     });
     if (assignments && assignments.length > 0) await groups.setUserGroups(trx, customerId, user.id, assignments);
@@ -224,6 +232,7 @@ export function createUsersService(deps: {
       passwordHash,
       customAttributes: hasAttributes ? withoutCleared({ ...current.customAttributes, ...input.customAttributes }) : undefined,
       bumpCredentials: passwordHash !== undefined,
+      externalId: input.externalId === undefined ? undefined : input.externalId || null,
       now: clock.now(),
     });
     const groupsChanged = assignments ? await groups.setUserGroups(trx, customerId, current.id, assignments) : false;
@@ -233,6 +242,15 @@ export function createUsersService(deps: {
       await deps.audit.record(trx, customerId, { action: 'user.updated', target: userTarget(user) });
     }
     return user;
+  }
+
+  async function applyDisabled(trx: Executor, customerId: number, user: User, isDisabled: boolean): Promise<User> {
+    if (user.isDisabled === isDisabled) return user;
+    // Disabling also retires issued JWTs for good: enabling again does not revive them.
+    const updated = await repo.updateUser(trx, customerId, user.id, { isDisabled, bumpCredentials: isDisabled, now: clock.now() });
+    if (!updated) throw new UserNotFound();
+    await deps.audit.record(trx, customerId, { action: isDisabled ? 'user.disabled' : 'user.enabled', target: userTarget(updated) });
+    return updated;
   }
 
   return {
@@ -295,16 +313,16 @@ export function createUsersService(deps: {
     },
 
     async setDisabled(customerId, login, isDisabled) {
-      return db.transaction().execute(async (trx) => {
-        const user = await requireUser(customerId, login, trx);
-        if (user.isDisabled === isDisabled) return user;
-        // Disabling also retires issued JWTs for good: enabling again does not revive them.
-        const updated = await repo.updateUser(trx, customerId, user.id, { isDisabled, bumpCredentials: isDisabled, now: clock.now() });
-        if (!updated) throw new UserNotFound();
-        await deps.audit.record(trx, customerId, { action: isDisabled ? 'user.disabled' : 'user.enabled', target: userTarget(updated) });
-        return updated;
-      });
+      return db.transaction().execute(async (trx) => applyDisabled(trx, customerId, await requireUser(customerId, login, trx), isDisabled));
     },
+
+    async setDisabledIn(exec, customerId, userId, isDisabled) {
+      const user = await repo.findUserById(exec, customerId, userId);
+      if (!user) throw new UserNotFound();
+      return applyDisabled(exec, customerId, user, isDisabled);
+    },
+
+    findByGuid: (exec, customerId, guid) => repo.findUserByGuid(exec ?? db, customerId, guid),
 
     count: (customerId) => repo.countUsers(db, customerId),
 

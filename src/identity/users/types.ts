@@ -29,6 +29,8 @@ export interface User {
   credentialsVersion: number;
   /** The password was set by an administrator who asked for a change at the next sign-in. */
   passwordChangeRequired: boolean;
+  /** The id the directory that provisions the user by SCIM keeps for it (its `externalId`); null when none set one. */
+  externalId: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -54,6 +56,8 @@ export interface UserInput {
   alternateEmail?: string;
   groups?: GroupAssignment[];
   customAttributes: Record<string, string>;
+  /** SCIM's `externalId` ("" clears it); the admin API never sets it. */
+  externalId?: string;
 }
 
 /** A user as a listing shows them (the console's tables). */
