@@ -3,12 +3,13 @@
  * really made: at the hosted sign-in's first factor (an expired challenge, a replayed assertion: no
  * user named, so nobody is the target) and second factor (another user's credential, a foreign
  * origin, no user verification: the flow's user is actor and target), and at the magic-link
- * landing's second factor. Each refusal is one signin.failed, as a wrong password or code is.
+ * landing's second factor. Each refusal is one signin.failed, as a wrong password or code is. And a
+ * passkey enrolled on the way in is the user's own user.passkey.added.
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { AuditEvent } from '../../src/audit/types.ts';
 import { Browser } from '../helpers/relying-party.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -129,6 +130,27 @@ if (!findChromium()) {
       const right = await step.options();
       const done = await eventsOf(d, async () => assert.equal(await step.verify(right.ceremonyId, await browserAuthentication(a.page, right.options)), 200));
       assert.deepEqual(brief(done), [{ action: 'signin.succeeded', actor: asUser(user), target: targetOf(user) }]);
+    });
+
+    test('a passkey enrolled at the sign-in\'s enrolment step: user.passkey.added as the user', async (t) => {
+      const d = await deployOnLocalhost(t, kind);
+      const returnUrl = `${d.app.origin}/return`;
+      const portal = await createPasskeyApplication(d, returnUrl, 'PASSWORD', 'PASSKEY', 'Portal');
+      const user = await createUser(d);
+      const a = await pageWithAuthenticator(t, { noAutofill: true });
+      await withLibrary(a.page, d.url, d.url);
+      const browser = new Browser();
+      const flow = await startFlow(browser, portal.authorize);
+      assert.equal((await browser.fetch(flow, { method: 'POST', headers: FORM, body: new URLSearchParams({ username: user.username }).toString() })).status, 200);
+      assert.equal((await browser.fetch(flow, { method: 'POST', headers: FORM, body: new URLSearchParams({ password: PASSWORD }).toString() })).status, 200);
+      const started = await browser.fetch(`${flow}/passkey/options`, { method: 'POST', headers: JSON_BODY, body: '{}' });
+      const { ceremonyId, options } = await started.json() as { ceremonyId: string; options: PublicKeyCredentialCreationOptionsJSON };
+      const created = await browserRegistration(a.page, options);
+      const added = await eventsOf(d, async () => {
+        const answer = await browser.fetch(`${flow}/passkey/verify`, { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ ceremonyId, response: created, name: 'Laptop' }) });
+        assert.equal(answer.status, 200);
+      });
+      assert.deepEqual(brief(added), [{ action: 'user.passkey.added', actor: asUser(user), target: targetOf(user) }]);
     });
 
     test('magic-link landing: a refused passkey at the second factor is signin.failed as the link\'s user', async (t) => {
