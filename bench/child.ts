@@ -4,6 +4,7 @@
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, Face, ParentMessage } from './server.ts';
 
@@ -84,12 +85,18 @@ export async function startServer(options: {
   fromSources?: boolean;
   /** LATCHKEY_SMTP_URL of the server under test; its mail worker runs when given. */
   smtpUrl?: string;
+  /** Another checkout whose bench/server.ts to build and run (--baseline); default this one. */
+  root?: string;
 }): Promise<ServerHandle> {
   const args = ['--database', options.database, '--data-dir', options.dataDir, '--log-level', options.logLevel];
   if (options.schema) args.push('--schema', options.schema);
   if (options.smtpUrl) args.push('--smtp-url', options.smtpUrl);
-  if (!options.fromSources) execFileSync(process.execPath, ['scripts/build.mjs', serverSource, serverBundle], { cwd: root, stdio: 'inherit' });
-  const child: ChildProcess = fork(options.fromSources ? serverSource : serverBundle, args, {
+  const from = options.root ?? root;
+  const source = options.root ? join(options.root, 'bench/server.ts') : serverSource;
+  const bundle = options.root ? join(options.root, 'dist/bench-server.js') : serverBundle;
+  // Built by the checkout's own build script, as that commit's `npm start` would build it.
+  if (!options.fromSources) execFileSync(process.execPath, ['scripts/build.mjs', source, bundle], { cwd: from, stdio: 'inherit' });
+  const child: ChildProcess = fork(options.fromSources ? source : bundle, args, {
     execArgv: [...(options.fromSources ? ['--import', 'tsx'] : []), ...(options.nodeFlags ?? [])],
     env: { ...process.env, ...startEnvironment() },
     // Logs go where a deployment would send them; the bench only needs them to be written.

@@ -20,7 +20,26 @@ export interface Scenario {
   name: string;
   summary: string;
   run(bench: Bench): Promise<void>;
+  /**
+   * With --baseline: the request measured on each server, made for that side (its customer, its
+   * setup through the admin API). Scenarios without it are not run side by side.
+   */
+  sideBySide?(side: Side): Promise<{ label: string; spec: RequestSpec }>;
 }
+
+/** One server under test as a side-by-side scenario sees it: this checkout's, or the baseline's. */
+export interface Side {
+  name: 'this' | 'baseline';
+  customer: { customerId: number; customerKey: string; apiKey: string };
+  users: number;
+  /** A signed admin request to this side's identity face (bench.admin's). */
+  admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
+  /** One signed admin call now, for a scenario's setup (the admin API both commits answer alike); throws unless 200. */
+  call(path: string, body: Record<string, unknown>): Promise<unknown>;
+}
+
+/** The baseline server (--baseline) and its bench customer. */
+export interface BaselineServer { ref: string; server: ServerHandle; customer: Side['customer'] }
 
 export interface Target {
   /** `>=`: the value must reach the threshold; `<=`: it must not exceed it. */
@@ -91,6 +110,11 @@ export interface Bench {
     between?: (seconds: number) => Promise<void>;
   }): Promise<{ real: MeasurementRow; others: MeasurementRow[] }>;
   check(label: string, value: number, unit: string, target: Target, note?: string): CheckRow;
+  /**
+   * With --baseline: the scenario's request on this server and on the baseline, and a ceiling, in
+   * interleaved slices; records each one's ratio to the ceiling and this ÷ baseline (issue 27: >= 0.9).
+   */
+  sideBySide(scenario: Scenario): Promise<void>;
   /** A line in the report (what a figure means, a caveat). */
   note(text: string): void;
 }
@@ -134,6 +158,7 @@ export function createBench(deps: {
   collected: Collected;
   /** Set with --profile: where the server's CPU profiles of real measurements go. */
   profileDir?: string;
+  baseline?: BaselineServer;
   log: (line: string) => void;
 }): { bench: Bench; setScenario(name: string): void } {
   const { options, server, collected, log } = deps;
@@ -270,6 +295,51 @@ export function createBench(deps: {
       collected.notes.push(`${scenario}: ${text}`);
       log(`  note: ${text}`);
     },
+
+    async sideBySide(chosen) {
+      const baseline = deps.baseline;
+      if (!baseline || !chosen.sideBySide) throw new Error(`${chosen.name}: no side-by-side measurement (needs --baseline and a scenario that has one)`);
+      const mine = await chosen.sideBySide(makeSide('this', deps.customer, server));
+      const theirs = await chosen.sideBySide(makeSide('baseline', baseline.customer, baseline.server));
+      const payload = encodeBody(mine.spec);
+      const ceiling = await server.startCeiling({
+        face: mine.spec.face, method: mine.spec.method, url: mine.spec.path, headers: headersOf(mine.spec),
+        ...(payload !== undefined ? { payload } : {}),
+      });
+      try {
+        const { runs, peaks } = await interleave([
+          { port: ceiling.port, spec: mine.spec },
+          { port: server.ports[mine.spec.face], spec: mine.spec, profile: mine.label },
+          { port: baseline.server.ports[theirs.spec.face], spec: theirs.spec },
+        ]);
+        const c = finish({ ...row(mine.label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
+        const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };
+        const ours = finish(ratio(row(mine.label, 'real', runs[1], peaks[1])));
+        const base = finish(ratio(row(`${theirs.label} @ ${baseline.ref}`, 'real', runs[2], [])));
+        bench.check(`${mine.label} this ÷ ${baseline.ref}`, ours.requestsPerSecond / base.requestsPerSecond, 'x', { op: '>=', threshold: 0.9, source: 'issue 27' },
+          `${Math.round(ours.requestsPerSecond)} vs ${Math.round(base.requestsPerSecond)} req/s; to the ceiling ${ours.ratio!.toFixed(2)} vs ${base.ratio!.toFixed(2)}`);
+      } finally {
+        await ceiling.close();
+      }
+    },
   };
+
+  function makeSide(name: Side['name'], customer: Side['customer'], on: ServerHandle): Side {
+    const signer = adminSigner(customer.customerKey, customer.apiKey);
+    return {
+      name,
+      customer,
+      users: deps.users,
+      admin: (path, body, method = 'POST') => ({ face: 'identity', method, path, ...(body !== undefined ? { body } : {}), dynamicHeaders: signer }),
+      async call(path, body) {
+        const response = await fetch(`http://127.0.0.1:${on.ports.identity}${path}`, {
+          method: 'POST', headers: { 'content-type': 'application/json', ...signer() }, body: JSON.stringify(body),
+        });
+        const text = await response.text();
+        if (response.status !== 200) throw new Error(`${name} ${path}: ${response.status} ${text.slice(0, 300)}`);
+        return JSON.parse(text);
+      },
+    };
+  }
   return { bench, setScenario: (name) => { scenario = name; } };
 }

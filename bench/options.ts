@@ -24,6 +24,8 @@ export interface BenchOptions {
   profile: boolean;
   /** Keep the temporary directory (database, profile, results) instead of deleting the database. */
   keep: boolean;
+  /** A git ref: its server runs beside this one, and each scenario that can is measured on both (bench/baseline.ts). */
+  baseline?: string;
   help: boolean;
 }
 
@@ -43,6 +45,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --node-flags "F"   extra Node.js flags for the server under test (e.g. "--max-semi-space-size=4")
   --profile          CPU-profile the server under test (run from its sources) and print its hottest functions
   --keep             keep the temporary SQLite database after the run
+  --baseline REF     also build and start the server of git ref REF (a temporary worktree, its own
+                     database seeded by its own code) and measure each chosen scenario on both, in
+                     interleaved slices: ratio this/baseline beside each one's ratio to the ceiling
+                     (scenarios users-get, users-update, magiclink-generate)
   --help             this text
 
   LATCHKEY_BENCH_REDIS_URL=redis://… puts the server's replay guard, rate limits and throttles in Redis.
@@ -92,6 +98,12 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       case '--node-flags': options.nodeFlags.push(...(value() ?? '').split(/\s+/).filter(Boolean)); break;
       case '--profile': options.profile = true; break;
       case '--keep': options.keep = true; break;
+      case '--baseline': {
+        const ref = value();
+        if (ref && /^[A-Za-z0-9][A-Za-z0-9._/^~-]{0,99}$/.test(ref)) options.baseline = ref;
+        else problems.push('--baseline needs a git ref (a commit, branch or tag)');
+        break;
+      }
       case '--help': case '-h': options.help = true; break;
       default: problems.push(`unknown option ${arg}`);
     }

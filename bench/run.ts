@@ -5,15 +5,16 @@
  * as JSON in the temporary directory. Results are never written into the repository.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore, type Store } from '../src/store/db.ts';
+import { checkOutBaseline, setUpBaseline, type BaselineCheckout } from './baseline.ts';
 import { startServer, type ServerHandle } from './child.ts';
-import { createBench, passes, type CheckRow, type Collected, type Target } from './harness.ts';
+import { createBench, passes, type BaselineServer, type CheckRow, type Collected, type Target } from './harness.ts';
 import { parseOptions, USAGE, type BenchOptions } from './options.ts';
 import { formatProfile, summariseProfiles } from './profile.ts';
 import { describeMemory, formatSummary, heapFigures, type Report } from './report.ts';
@@ -32,6 +33,7 @@ interface Database { url: string; schema?: string; drop(): Promise<void> }
 
 function openDatabase(options: BenchOptions, dir: string): Database {
   if (options.store === 'sqlite') {
+    mkdirSync(dir, { recursive: true });
     const url = join(dir, 'latchkey.sqlite');
     return { url, drop: async () => { if (!options.keep) for (const suffix of ['', '-wal', '-shm']) rmSync(url + suffix, { force: true }); } };
   }
@@ -54,6 +56,10 @@ async function main(): Promise<void> {
   const matches = (name: string, wanted: string) => name === wanted || (!scenarios.some((s) => s.name === wanted) && name.startsWith(wanted));
   const selected = options.only.length === 0 ? scenarios : scenarios.filter((s) => options.only.some((o) => matches(s.name, o)));
   if (selected.length === 0) throw new Error(`--only matches no scenario; there are: ${scenarios.map((s) => s.name).join(', ')}`);
+  const oneSided = selected.filter((s) => !s.sideBySide);
+  if (options.baseline && oneSided.length > 0) {
+    throw new Error(`--baseline measures only ${scenarios.filter((s) => s.sideBySide).map((s) => s.name).join(', ')}; not ${oneSided.map((s) => s.name).join(', ')} (choose with --only)`);
+  }
 
   const startedAt = new Date();
   const loadAverageStart = loadavg();
@@ -63,12 +69,20 @@ async function main(): Promise<void> {
   let composition: Composition | undefined;
   let server: ServerHandle | undefined;
   let smtp: SmtpSinkHandle | undefined;
+  // --baseline: the other commit's worktree, database and server (bench/baseline.ts).
+  const baselineDir = join(dir, 'baseline-data');
+  const baselineDatabase = options.baseline ? openDatabase(options, baselineDir) : undefined;
+  let checkout: BaselineCheckout | undefined;
+  let baselineServer: ServerHandle | undefined;
   let interrupted = false;
   const cleanUp = async () => {
     await server?.stop().catch(() => {});
+    await baselineServer?.stop().catch(() => {});
     await smtp?.stop().catch(() => {});
     await store?.close().catch(() => {});
     await database.drop().catch((error: unknown) => process.stderr.write(`could not drop the bench database: ${(error as Error).message}\n`));
+    await baselineDatabase?.drop().catch((error: unknown) => process.stderr.write(`could not drop the baseline database: ${(error as Error).message}\n`));
+    await checkout?.remove().catch((error: unknown) => process.stderr.write(`could not remove the baseline worktree ${checkout?.root}: ${(error as Error).message}\n`));
   };
   process.once('SIGINT', () => {
     interrupted = true;
@@ -99,17 +113,36 @@ async function main(): Promise<void> {
     rss.heapBefore = heapFigures(await server.memoryUsage());
     log(`idle before load: ${describeMemory(rss.idleBeforeMiB, rss.heapBefore)}`);
 
+    let baseline: BaselineServer | undefined;
+    if (options.baseline && baselineDatabase) {
+      checkout = await checkOutBaseline(options.baseline, dir);
+      log(`baseline ${options.baseline} (${checkout.commit}) checked out in ${checkout.root}`);
+      const baselineCustomer = await setUpBaseline(checkout, {
+        database: baselineDatabase.url, ...(baselineDatabase.schema ? { schema: baselineDatabase.schema } : {}), dataDir: baselineDir, users: options.users,
+      });
+      baselineServer = await startServer({
+        root: checkout.root, smtpUrl: smtp.url, database: baselineDatabase.url, ...(baselineDatabase.schema ? { schema: baselineDatabase.schema } : {}),
+        dataDir: baselineDir, logLevel: options.logLevel, nodeFlags: options.nodeFlags, fromSources: options.profile,
+      });
+      log(`baseline server pid ${baselineServer.pid}: identity on 127.0.0.1:${baselineServer.ports.identity}`);
+      baseline = { ref: options.baseline, server: baselineServer, customer: baselineCustomer };
+    }
+
     const collected: Collected = { measurements: [], checks: [], notes: [], profiles: {} };
     const { bench, setScenario } = createBench({
       options, users: options.users, customer, composition, server, smtp, collected, log,
       ...(options.profile ? { profileDir: dir } : {}),
+      ...(baseline ? { baseline } : {}),
     });
     for (const scenario of selected) {
       if (interrupted) return;
       setScenario(scenario.name);
-      log(`\n== ${scenario.name}: ${scenario.summary}`);
-      await scenario.run(bench);
+      log(`\n== ${scenario.name}: ${baseline ? `side by side with ${baseline.ref}: ` : ''}${scenario.summary}`);
+      if (baseline) await bench.sideBySide(scenario);
+      else await scenario.run(bench);
     }
+    await baselineServer?.stop();
+    baselineServer = undefined;
 
     const peaks = collected.measurements.filter((m) => m.kind === 'real' && m.peakRssMiB !== undefined).map((m) => m.peakRssMiB!);
     if (peaks.length) rss.peakUnderLoadMiB = Math.max(...peaks);

@@ -136,3 +136,49 @@ export async function seedUsers(store: Store, customerId: number, count: number)
   if (store.dialect === 'postgres') await sql`analyze`.execute(db);
   return { users: count, seconds: (Date.now() - started) / 1000 };
 }
+
+/** Columns per audit row: 12, so 2,000 rows per INSERT stay under SQLite's 32,766 parameters. */
+const EVENTS_PER_STATEMENT = 2000;
+const EVENT_ACTIONS = ['user.updated', 'magiclink.generated', 'signin.succeeded', 'signin.failed', 'user.created', 'group.members.updated'];
+
+/**
+ * Inserts `count` audit events for `customerId` straight through Kysely (multi-row inserts, many per
+ * transaction), as the audit service would write them one at a time: times one 100 ms step apart,
+ * ending now, so id order is time order; a user target each (the seeded users' ids need not exist).
+ */
+export async function seedAuditEvents(store: Store, customerId: number, count: number): Promise<SeedResult> {
+  const { db } = store;
+  const started = Date.now();
+  const firstTime = Date.now() - count * 100;
+  const progress = progressBar('seeding audit events', count);
+  let next = 1;
+  while (next <= count) {
+    await db.transaction().execute(async (trx) => {
+      for (let s = 0; s < STATEMENTS_PER_TRANSACTION && next <= count; s++) {
+        const rows = [];
+        for (let r = 0; r < EVENTS_PER_STATEMENT && next <= count; r++, next++) {
+          const user = 1 + (next % 100_000);
+          rows.push({
+            customer_id: customerId,
+            event_id: randomUUID(),
+            time: firstTime + next * 100,
+            action: EVENT_ACTIONS[next % EVENT_ACTIONS.length]!,
+            actor_type: next % 3 === 0 ? 'user' : 'api',
+            actor_id: next % 3 === 0 ? String(user) : '',
+            target_type: 'user',
+            target_id: String(user),
+            target_name: benchUsername(user),
+            ip: '127.0.0.1',
+            request_id: randomUUID(),
+            correlation_id: '',
+          });
+        }
+        await trx.insertInto('audit_events').values(rows).execute();
+      }
+    });
+    progress.update(next - 1);
+  }
+  progress.finish();
+  if (store.dialect === 'postgres') await sql`analyze audit_events`.execute(db);
+  return { users: count, seconds: (Date.now() - started) / 1000 };
+}

@@ -1,6 +1,7 @@
 /** Every scenario, in run order. Add one: write a Scenario (see users.ts) and list it here. */
 import type { Scenario } from '../harness.ts';
 import { apiTokensMyself } from './api-tokens.ts';
+import { auditRead } from './audit.ts';
 import { landingPost, magicLinkGenerate, outboxThroughput } from './magic-links.ts';
 import { mfaRegistration } from './mfa.ts';
 import { samlSso } from './saml.ts';
@@ -8,4 +9,4 @@ import { signInPassword } from './sign-in.ts';
 import { siteLogin, sitePosts } from './site.ts';
 import { usersGet, usersGetAll, usersGetDistinct, usersUpdate } from './users.ts';
 
-export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, outboxThroughput];
+export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, outboxThroughput, auditRead];

@@ -60,6 +60,22 @@ export const magicLinkGenerate: Scenario = {
     const after = await bench.smtp.stats();
     bench.note(`${next.toLocaleString('en-US')} links generated over ${spread.toLocaleString('en-US')} users; ${(after.received - before.received).toLocaleString('en-US')} mails reached the SMTP sink meanwhile (the server's worker drains the outbox in the background)`);
   },
+  // The application made through the admin API (both commits answer it alike), on each side.
+  async sideBySide(side) {
+    const customerKey = side.customer.customerKey;
+    const created = await side.call('/api/admin/applications/create', { customerKey, name: 'Bench side by side', type: 'JWT', returnUrls: [RETURN_URL] }) as { application: { applicationUuid: string } };
+    const applicationUuid = created.application.applicationUuid;
+    await side.call('/api/admin/policies/create', { customerKey, applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
+    const spread = Math.min(side.users, 10_000);
+    let next = 0;
+    return {
+      label: 'magiclink/generate',
+      spec: {
+        ...side.admin('/api/admin/magiclink/generate', {}),
+        dynamicBody: () => ({ customerKey, username: benchUsername(1 + (next++ % spread)), applicationUuid, redirectUri: RETURN_URL }),
+      },
+    };
+  },
 };
 
 /** Links that never reach a mail: rows written straight into magic_links with tokens the bench knows (bench only). */

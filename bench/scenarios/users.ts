@@ -13,6 +13,10 @@ export const usersGet: Scenario = {
       op: '>=', threshold: bench.store === 'postgres' ? 0.35 : 0.5, source: 'issue 2',
     });
   },
+  // Side by side, the control: a read that writes no event, so its this ÷ baseline shows the run's noise.
+  async sideBySide(side) {
+    return { label: 'users/get', spec: side.admin('/api/admin/users/get', { customerKey: side.customer.customerKey, username: benchUsername(Math.ceil(side.users / 2)) }) };
+  },
 };
 
 export const usersGetAll: Scenario = {
@@ -69,5 +73,19 @@ export const usersUpdate: Scenario = {
       },
     }, { others: [{ label: 'users/get (for update)', spec: bench.admin('/api/admin/users/get', { customerKey, username: benchUsername(Math.ceil(bench.users / 2)) }) }] });
     bench.note(`users/update ${Math.round(update.requestsPerSecond)} req/s (p50 ${update.p50Ms.toFixed(2)} ms) vs users/get ${Math.round(got.requestsPerSecond)} req/s: ${(update.requestsPerSecond / got.requestsPerSecond).toFixed(2)}x; ${next.toLocaleString('en-US')} updates over ${spread.toLocaleString('en-US')} users`);
+  },
+  async sideBySide(side) {
+    const spread = Math.min(side.users, 10_000);
+    let next = 0;
+    return {
+      label: 'users/update',
+      spec: {
+        ...side.admin('/api/admin/users/update', {}),
+        dynamicBody: () => {
+          const n = next++;
+          return { customerKey: side.customer.customerKey, username: benchUsername(1 + (n % spread)), firstName: `Bench ${Math.floor(n / spread) % 2}` };
+        },
+      },
+    };
   },
 };

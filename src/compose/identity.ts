@@ -199,6 +199,8 @@ export function composeIdentity(deps: IdentityDeps): Identity {
       return signedIn !== undefined && String(signedIn.user.id) === accountId;
     },
   });
+  // One recorder of sign-in outcomes for both ways in: the hosted sign-in and the magic link's landing.
+  const signInEvents = createSignInEvents({ db, audit });
   const magicLinks = createMagicLinksService({
     db,
     throttles,
@@ -217,13 +219,14 @@ export function composeIdentity(deps: IdentityDeps): Identity {
     recoveryCodes,
     saml,
     passkeys,
+    signInEvents,
   });
   // The site's token endpoint's settings over the same store: a password guessed here or there counts once.
   const loginThrottle = createLoginThrottle({ store: throttles, db, clock, ...config.site.login });
   signIn = createSignInService({
     db, clock, users, applications, policies, mfa, passkeys, magicLinks, ssoSessions, recoveryCodes,
     throttle: loginThrottle,
-    events: createSignInEvents({ db, audit }),
+    events: signInEvents,
     onBackgroundError: (error) => process.stderr.write(`latchkey: a sign-in mail could not be written: ${(error as Error)?.message ?? error}\n`),
   });
   const passwordResets = createPasswordResetsService({

@@ -137,11 +137,35 @@ describeEachStore('audit events of sign-in, links, resets, import and the CLI', 
       const answer = await post(new Browser(), resetLink, { newPassword: 'a brand new passphrase', confirmPassword: 'a brand new passphrase' });
       assert.ok(answer.status < 400, `reset: ${answer.status}`);
     });
-    // The reset ends the user's sessions too (the magic link opened one).
+    // The reset ends the user's sessions too (the magic link opened one): the link's holder did both.
     assert.deepEqual(brief(reset), [
       { action: 'password.reset', actor: asUser(user), target: targetOf(user) },
-      { action: 'user.sessions.revoked', actor: { type: 'system', id: '' }, target: targetOf(user) },
+      { action: 'user.sessions.revoked', actor: asUser(user), target: targetOf(user) },
     ]);
+  });
+
+  test('writes of the sign-in\'s own steps are the user\'s: the required new password, an authenticator enrolled on the way in', async (t) => {
+    const d = await deploy(t, kind);
+    const returnUrl = `${d.app.origin}/r`;
+    const app = await createApplication(d, { type: 'JWT', returnUrls: [returnUrl], name: 'Tracker' }, 'PASSWORD', 'AUTHENTICATOR_APP');
+    const user = await createUser(d);
+    await d.composition.services.users.setPassword(d.customer.customerId, user.id, 'temporary password 1', { requireChange: true });
+    const browser = new Browser();
+    const flow = await startFlow(d, browser, app.uuid, returnUrl);
+    await post(browser, flow, { username: user.username });
+    assert.equal((await post(browser, flow, { password: 'temporary password 1' })).status, 200);
+    let enrolPage = '';
+    const changed = await eventsOf(d, async () => {
+      const answer = await post(browser, flow, { new_password: 'a brand new secret', confirm_password: 'a brand new secret' });
+      assert.equal(answer.status, 200);
+      enrolPage = await answer.text();
+    });
+    assert.deepEqual(brief(changed), [{ action: 'user.password.changed', actor: asUser(user), target: targetOf(user) }]);
+
+    const secret = /name="secret" value="([A-Z2-7]+)"/.exec(enrolPage)?.[1];
+    assert.ok(secret, 'the enrolment step shows its secret');
+    const enrolled = await eventsOf(d, async () => assert.equal((await post(browser, flow, { secret, otp: totpAt(secret, d.clock.now()) })).status, 200));
+    assert.deepEqual(brief(enrolled), [{ action: 'user.mfa.enrolled', actor: asUser(user), target: targetOf(user) }]);
   });
 
   test('import: one event per created or changed user, none for an unchanged row or a failed one, then import.completed; the CLI acts as cli', async (t) => {

@@ -31,6 +31,7 @@ import type { BrowserInfo, SsoSessionsService } from '../sso-sessions/service.ts
 import type { UsersService } from '../users/service.ts';
 import type { User } from '../users/types.ts';
 import type { Application } from '../applications/types.ts';
+import type { SignInEvents } from '../sign-in/events.ts';
 import { ID_TOKEN_TTL_SECONDS, idTokenClaims } from '../sign-in/id-token.ts';
 import { chooseRedirect, redirectOrigins, withQueryParameter } from './redirect.ts';
 import * as repo from './repo.ts';
@@ -82,6 +83,8 @@ export interface MagicLinksDeps {
   saml: Pick<SamlService, 'respond'>;
   /** The users' passkeys: the second factor of PASSKEY and ANY policies. */
   passkeys: Pick<PasskeysService, 'count' | 'authenticationOptions' | 'authenticate'>;
+  /** The second factor refused (a wrong code, passkey or recovery code) is signin.failed, as at the hosted sign-in. */
+  signInEvents: Pick<SignInEvents, 'record'>;
 }
 
 /** The ways the second-factor step offers: an authenticator code, a passkey, or both (ANY, when the user has both). */
@@ -215,6 +218,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
     }
     const reason = await check(link, user, ways);
     if (reason) {
+      await deps.signInEvents.record(link.customerId, 'signin.failed', user);
       const attemptsLeft = PENDING_MAX_ATTEMPTS - reserved.attempt;
       if (attemptsLeft <= 0) {
         await repo.deletePendingLogin(db, idHash);

@@ -5,6 +5,7 @@
  * password rules, and ends every SSO session of the user. Inspecting a link never uses it.
  */
 import { randomBytes } from 'node:crypto';
+import { setAuditActor } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
@@ -111,6 +112,8 @@ export function createPasswordResetsService(deps: PasswordResetsDeps): PasswordR
     async complete(customerId, token, password) {
       const found = await live(customerId, token);
       if (!found) return { ok: false, reason: 'dead' };
+      // The link is the user's (mailed to them): the reset and the sessions it ends are theirs in the audit log.
+      setAuditActor({ type: 'user', id: String(found.user.id) });
       // Before the link is used: a password the rules refuse leaves the link as it was.
       checkPasswordRule(password);
       const usedAt = clock.now();

@@ -12,6 +12,7 @@
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
+import { setAuditActor } from '../../audit/context.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Invalid, MfaFailed } from '../../lib/errors.ts';
 import { safeEqual, sha256Hex } from '../../lib/tokens.ts';
@@ -161,6 +162,12 @@ const FIRST_STEP: Record<FactorPolicy['firstFactor'], Step> = { PASSWORD: 'passw
 const holderOf = (customerId: number, user: { id: number }): PasskeyHolder => ({ customerId, userId: user.id });
 const displayName = (user: UserWithGroups) => [user.firstName, user.lastName].filter(Boolean).join(' ') || user.username;
 type Eligible = { user: UserWithGroups; policy: LoginPolicy };
+/**
+ * The flow's user, past the first factor, acts from here on: what the step writes (a new password, an
+ * enrolled factor) is theirs in the audit log, as on the account page. The face cannot name them: only
+ * the flow knows who it is.
+ */
+const actAs = (user: { id: number }) => setAuditActor({ type: 'user', id: String(user.id) });
 /** The mailed code as the flow keeps it: keyed by the browser's binding value, which the table holds only hashed. */
 const codeHash = (browserValue: string, code: string) => createHmac('sha256', browserValue).update(`login-code:${code}`).digest('hex');
 
@@ -441,6 +448,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
   async function enrol(ctx: FlowContext, flow: Flow, application: Application, input: StepInput): Promise<Outcome> {
     const found = await flowUser(flow, application);
     if (!found || !requirements(found.policy).second?.includes('otp')) return { kind: 'ended' };
+    actAs(found.user);
     try {
       await mfa.validate(flow.customerId, { login: found.user.username, secret: input.secret ?? '', otp: (input.otp ?? '').replace(/\s/g, '') });
     } catch (error) {
@@ -457,6 +465,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
 
   /** A passkey made at the enrolment step: it shows the factor; then the recovery codes (their page makes them). */
   async function enrolPasskey(ctx: FlowContext, flow: Flow, found: Eligible, input: { ceremonyId: string; response: unknown; name?: string }): Promise<PasskeyOutcome> {
+    actAs(found.user);
     try {
       await passkeys.register(holderOf(flow.customerId, found.user), input.ceremonyId, input.response as RegistrationResponseJSON, input.name, ctx.browser.userAgent);
     } catch (error) {
@@ -477,17 +486,23 @@ export function createSignInService(deps: SignInDeps): SignInService {
    * refused with the one message. No throttle: an assertion cannot be guessed, and a refusal changes nothing.
    */
   async function usePasskey(ctx: FlowContext, flow: Flow, application: Application, input: { ceremonyId: string; response: unknown }): Promise<PasskeyOutcome> {
+    // Every refusal is signin.failed, as a wrong password or code is: the target is the flow's user when the
+    // flow names one who may sign in here (as the password step's), else nobody; nothing of the assertion.
+    const refuse = async (): Promise<PasskeyOutcome> => {
+      await events.record(flow.customerId, 'signin.failed', (await flowUser(flow, application))?.user);
+      return { kind: 'refused', message: PASSKEY_REFUSED };
+    };
     let holder: PasskeyHolder;
     try {
       ({ holder } = await passkeys.authenticate(flow.customerId, input.ceremonyId, input.response as AuthenticationResponseJSON));
     } catch (error) {
       if (!(error instanceof Invalid)) throw error;
-      return { kind: 'refused', message: PASSKEY_REFUSED };
+      return refuse();
     }
     const named = flow.step === 'identify' ? holder.userId : flow.userId;
-    if (holder.userId === null || named !== holder.userId) return { kind: 'refused', message: PASSKEY_REFUSED };
+    if (holder.userId === null || named !== holder.userId) return refuse();
     const found = await eligible(flow.customerId, application, await users.findByIdWithGroups(flow.customerId, holder.userId));
-    if (!found) return { kind: 'refused', message: PASSKEY_REFUSED };
+    if (!found) return refuse();
     const moved = await moveOn(ctx, flow, found, [...new Set<AuthMethod>([...flow.amr, 'hwk'])]);
     return moved.kind === 'next' ? { kind: 'next' } : moved;
   }
@@ -497,6 +512,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
     if (!found) return { kind: 'ended' };
     const given = input.newPassword ?? '';
     if (given !== (input.confirmPassword ?? '')) return page(400, { step: 'new-password', error: 'The passwords do not match.' }, application, flow);
+    actAs(found.user);
     try {
       await users.setPassword(flow.customerId, found.user.id, given, { requireChange: false });
     } catch (error) {

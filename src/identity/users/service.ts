@@ -354,8 +354,8 @@ export function createUsersService(deps: {
       await db.transaction().execute(async (trx) => {
         const updated = await repo.updateUser(trx, customerId, userId, { passwordHash: hash, bumpCredentials: true, passwordChangeRequired: requireChange, now: clock.now() });
         if (!updated) throw new UserNotFound();
-        const actor = action === 'password.reset' ? { type: 'user' as const, id: String(updated.id) } : undefined;
-        await deps.audit.record(trx, customerId, { action, target: userTarget(updated), actor });
+        // The actor is the context's: the admin's, or the user's on the hosted pages (reset, sign-in's new password).
+        await deps.audit.record(trx, customerId, { action, target: userTarget(updated) });
       });
     },
 
