@@ -172,7 +172,7 @@ export function createConsoleAccounts(deps: { db: Kysely<Database>; clock: Clock
 export function composeIdentity(deps: IdentityDeps): Identity {
   const { config, db, clock, sealer, masterKey, changes, throttles, mail } = deps;
   const audit = createAuditService({ db, clock });
-  const webhooks = composeWebhooks({ config, db, dialect: deps.dialect, clock, sealer, audit });
+  const webhooks = composeWebhooks({ config, db, dialect: deps.dialect, clock, sealer, audit, changes: deps.changes });
   let users: UsersService | undefined;
   const groups = createGroupsService({ db, clock, audit, findUsersByEmails: (exec, customerId, emails) => users!.findUsersByEmails(exec, customerId, emails) });
   users = createUsersService({ db, clock, groups, audit, changes });

@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Sealer } from '../lib/seal.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
+import type { ChangeFeed } from '../store/changes.ts';
 import type { Dialect } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import { createWebhooksService, type WebhooksService } from '../webhooks/service.ts';
@@ -20,8 +21,8 @@ export interface Webhooks {
   worker: OutboxWorker;
 }
 
-export function composeWebhooks(deps: { config: Config; db: Kysely<Database>; dialect: Dialect; clock: Clock; sealer: Sealer; audit: AuditService }): Webhooks {
-  const { config, db, dialect, clock, sealer, audit } = deps;
+export function composeWebhooks(deps: { config: Config; db: Kysely<Database>; dialect: Dialect; clock: Clock; sealer: Sealer; audit: AuditService; changes?: ChangeFeed }): Webhooks {
+  const { config, db, dialect, clock, sealer, audit, changes } = deps;
   const policy = { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivate };
   const worker = createWebhookWorker({
     db, dialect, clock, sealer, policy,
@@ -32,7 +33,7 @@ export function composeWebhooks(deps: { config: Config; db: Kysely<Database>; di
       error: (fields, message) => process.stderr.write(`latchkey: ${message}: ${JSON.stringify(fields)}\n`),
     },
   });
-  const service = createWebhooksService({ db, clock, sealer, audit, policy, deliveriesEnqueued: () => worker.kick() });
+  const service = createWebhooksService({ db, clock, sealer, audit, policy, changes, deliveriesEnqueued: () => worker.kick() });
   audit.addListener(service.enqueue);
   return { service, worker };
 }

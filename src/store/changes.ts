@@ -17,8 +17,8 @@
  * made elsewhere is seen within that bound even before a lost feed is noticed.
  */
 
-/** The tables whose reads may be cached: each has the notify trigger of migration 0008 or 0017 on PostgreSQL. */
-export type WatchedTable = 'customers' | 'users' | 'groups' | 'group_members' | 'api_tokens' | 'site_api_keys' | 'applications' | 'login_policies';
+/** The tables whose reads may be cached: each has the notify trigger of migration 0008, 0017 or 0032 on PostgreSQL. */
+export type WatchedTable = 'customers' | 'users' | 'groups' | 'group_members' | 'api_tokens' | 'site_api_keys' | 'applications' | 'login_policies' | 'webhooks';
 
 export interface ChangeFeed {
   /** A moment of the feed: take it before a read whose result will be kept. */

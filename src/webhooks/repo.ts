@@ -72,6 +72,23 @@ export async function insertDelivery(db: Executor, customerId: number, values: {
   return Number(row.id);
 }
 
+/**
+ * The audit listener's delivery: written only while its endpoint exists and is enabled, in the same
+ * statement. The listener picks endpoints from a kept list (service.ts) that may trail a delete or a
+ * disable made elsewhere by the change feed's delay; such an endpoint gets nothing. True when written.
+ */
+export async function insertDeliveryIfEnabled(db: Executor, customerId: number, values: { webhookId: number; messageId: string; event: AuditEvent; now: number }): Promise<boolean> {
+  const result = await db.insertInto('webhook_deliveries')
+    .columns(['customer_id', 'webhook_id', 'message_id', 'event', 'status', 'attempts', 'next_attempt_at', 'created_at'])
+    .expression((eb) => eb.selectFrom('webhooks').select([
+      'customer_id', 'id',
+      eb.val(values.messageId).as('message_id'), eb.val(JSON.stringify(values.event)).as('event'), eb.val('pending').as('status'),
+      eb.val(0).as('attempts'), eb.val(values.now).as('next_attempt_at'), eb.val(values.now).as('created_at'),
+    ]).where('id', '=', values.webhookId).where('customer_id', '=', customerId).where('enabled', '=', 1))
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
 export function toDelivery(row: Selectable<WebhookDeliveriesTable>, webhookId: string): WebhookDelivery {
   const event = JSON.parse(row.event) as AuditEvent;
   return {

@@ -10,6 +10,8 @@ import type { AuditEvent } from '../audit/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { NotFound } from '../lib/errors.ts';
 import type { Sealer } from '../lib/seal.ts';
+import type { ChangeFeed } from '../store/changes.ts';
+import { createReadCache } from '../store/read-cache.ts';
 import type { Database } from '../store/schema.ts';
 import * as repo from './repo.ts';
 import { checkWebhookEvents, checkWebhookUrl, matchesEvents, type TargetPolicy } from './rules.ts';
@@ -49,10 +51,26 @@ export interface WebhooksDeps {
   policy: TargetPolicy;
   /** After a commit that wrote deliveries: the worker runs soon instead of at its next poll. */
   deliveriesEnqueued?: () => void;
+  /** The change feed that keeps each customer's enabled endpoints in memory; undefined: read every time. */
+  changes?: ChangeFeed;
 }
 
 export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
   const { db, clock, sealer, audit, policy } = deps;
+  // Every recorded event looks up its customer's enabled endpoints: most customers have none, and
+  // the list changes rarely, so it is kept (an empty list included) and read again after any write
+  // to `webhooks`, on this node or another (the change feed; issue 27's write cost).
+  const enabledByCustomer = createReadCache<Webhook[]>(deps.changes, { tables: ['webhooks'], maxEntries: 10_000, clock });
+
+  /**
+   * The endpoints an event in `executor`'s transaction goes to. Events about an endpoint
+   * (webhook.created, webhook.deleted) are recorded in the transaction that writes it, which the
+   * kept list cannot know yet: those read the table in the transaction, as every event did before.
+   */
+  const enabledWebhooks = async (executor: Parameters<AuditListener>[0], customerId: number, event: AuditEvent): Promise<Webhook[]> => {
+    if (event.target.type === 'webhook') return repo.enabledWebhooks(executor, customerId);
+    return (await enabledByCustomer.read(String(customerId), () => repo.enabledWebhooks(executor, customerId))) ?? [];
+  };
 
   return {
     async create(customerId, input) {
@@ -97,11 +115,15 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
     },
 
     async enqueue(executor, customerId, event) {
-      const webhooks = (await repo.enabledWebhooks(executor, customerId)).filter((w) => matchesEvents(w.events, event.action));
+      const webhooks = (await enabledWebhooks(executor, customerId, event)).filter((w) => matchesEvents(w.events, event.action));
       if (webhooks.length === 0) return;
       const now = clock.now();
-      for (const webhook of webhooks) await repo.insertDelivery(executor, customerId, { webhookId: webhook.id, messageId: newMessageId(), event, now });
-      deps.deliveriesEnqueued?.();
+      let written = false;
+      for (const webhook of webhooks) {
+        // An endpoint the kept list still holds but that was deleted or disabled meanwhile gets nothing.
+        if (await repo.insertDeliveryIfEnabled(executor, customerId, { webhookId: webhook.id, messageId: newMessageId(), event, now })) written = true;
+      }
+      if (written) deps.deliveriesEnqueued?.();
     },
   };
 }
