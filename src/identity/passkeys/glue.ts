@@ -61,9 +61,14 @@ export const PASSKEYS_GLUE = String.raw`
     });
   }
 
+  // Set once a button's ceremony starts: a new WebAuthn call aborts the one in progress, so an autofill
+  // request whose options arrive after the click must not start (it would cancel the button's).
+  var buttonStarted = false;
+
   function ceremony(element, kind, autofill) {
     var fields = fieldsOf(element);
     return postJson(element.getAttribute('data-options-url'), fields).then(function (started) {
+      if (autofill && buttonStarted) return;
       if (started.json.location) { window.location.assign(started.json.location); return; }
       if (!started.ok) throw new Error(started.json.message || 'The passkey could not be used.');
       var run = kind === 'register'
@@ -90,6 +95,7 @@ export const PASSKEYS_GLUE = String.raw`
     var button = event.target.closest && event.target.closest('[data-passkey]');
     if (!button) return;
     event.preventDefault();
+    buttonStarted = true;
     say(button, '');
     button.disabled = true;
     ceremony(button, button.getAttribute('data-passkey'), false).catch(function (error) {

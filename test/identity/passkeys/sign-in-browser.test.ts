@@ -90,7 +90,9 @@ if (!findChromium()) {
       const enrolApp = await createPasskeyApplication(d, returnUrl, 'PASSWORD', 'PASSKEY', 'Portal');
       const passkeyOnly = await createPasskeyApplication(d, returnUrl, 'PASSKEY', 'NONE', 'Wiki');
       const user = await createUser(d);
-      const a = await pageWithAuthenticator(t);
+      // Only the button here (autofill has its own test): with presence simulated, an autofill request on the
+      // same page would be answered by itself, and a late one could sign in after the refusals below.
+      const a = await pageWithAuthenticator(t, { noAutofill: true });
       const { page } = a;
       await page.goto(enrolApp.authorize);
       await signInWithPassword(page, user.username);
