@@ -9,7 +9,6 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
@@ -22,39 +21,9 @@ import { authorizationRequest, discover } from '../helpers/relying-party.ts';
 import { freePort } from '../helpers/ports.ts';
 import { describeEachStore, type StoreKind } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, findChromium } from './browser.ts';
+import { appServer, type AppServer } from '../helpers/app-server.ts';
 
 after(closeBrowser);
-
-interface AppServer {
-  /** Another site than Latchkey's 127.0.0.1 (SameSite and CSP treat it as cross-site / another origin). */
-  origin: string;
-  /** Every request the application received, in order. */
-  requests: URL[];
-  /** Path → where the application sends the browser on (its login URL starting the OpenID flow). */
-  redirects: Map<string, string>;
-}
-
-/** The relying application: answers a plain page, or a 302 for a path in `redirects`. */
-async function appServer(t: TestContext): Promise<AppServer> {
-  const requests: URL[] = [];
-  const redirects = new Map<string, string>();
-  let origin = '';
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', origin);
-    if (url.pathname !== '/favicon.ico') requests.push(url);
-    const to = redirects.get(url.pathname);
-    if (to) {
-      response.writeHead(302, { location: to }).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end('<!doctype html><html lang="en"><title>Application</title><h1>Application</h1></html>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://localhost:${(server.address() as { port: number }).port}`;
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return { origin, requests, redirects };
-}
 
 interface Deployment extends TestApp {
   /** LATCHKEY_PUBLIC_URL, where the server listens. */

@@ -13,7 +13,8 @@ import type { Page } from 'playwright-core';
 import { build } from '../../helpers/app.ts';
 import { freePort } from '../../helpers/ports.ts';
 import type { StoreKind } from '../../helpers/stores.ts';
-import { appServer, createUser, PASSWORD, type Deployment, type TestUser } from '../sign-in/helpers.ts';
+import { appServer } from '../../helpers/app-server.ts';
+import { createUser, PASSWORD, type Deployment, type TestUser } from '../sign-in/helpers.ts';
 import { inviteLink } from '../sign-out/deployment.ts';
 
 export { PASSWORD };

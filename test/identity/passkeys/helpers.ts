@@ -11,7 +11,8 @@ import { build } from '../../helpers/app.ts';
 import { freePort } from '../../helpers/ports.ts';
 import type { StoreKind } from '../../helpers/stores.ts';
 import { browser } from '../../console/browser.ts';
-import { appServer, type Deployment } from '../sign-in/helpers.ts';
+import { appServer } from '../../helpers/app-server.ts';
+import type { Deployment } from '../sign-in/helpers.ts';
 
 export async function deployOnLocalhost(t: TestContext, kind: StoreKind, env: Record<string, string> = {}): Promise<Deployment> {
   const app = await appServer(t);

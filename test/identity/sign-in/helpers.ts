@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { totpAt } from '../../../src/identity/mfa/totp.ts';
@@ -13,34 +12,7 @@ import { build, type TestApp } from '../../helpers/app.ts';
 import { freePort } from '../../helpers/ports.ts';
 import type { SmtpSink } from '../../helpers/smtp-sink.ts';
 import type { StoreKind } from '../../helpers/stores.ts';
-
-export interface AppServer {
-  origin: string;
-  requests: URL[];
-  /** Path → where the application sends the browser on (its login URL starting the OpenID flow). */
-  redirects: Map<string, string>;
-}
-
-export async function appServer(t: TestContext): Promise<AppServer> {
-  const requests: URL[] = [];
-  const redirects = new Map<string, string>();
-  let origin = '';
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', origin);
-    if (url.pathname !== '/favicon.ico') requests.push(url);
-    const to = redirects.get(url.pathname);
-    if (to) {
-      response.writeHead(302, { location: to }).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end('<!doctype html><html lang="en"><title>Application</title><h1>Application</h1></html>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://localhost:${(server.address() as { port: number }).port}`;
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return { origin, requests, redirects };
-}
+import { appServer, type AppServer } from '../../helpers/app-server.ts';
 
 export interface Deployment extends TestApp {
   url: string;

@@ -5,42 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { build, type TestApp } from '../../helpers/app.ts';
 import { freePort } from '../../helpers/ports.ts';
 import type { StoreKind } from '../../helpers/stores.ts';
-
-export interface AppServer {
-  origin: string;
-  /** Every request the application received, in order. */
-  requests: URL[];
-  /** Path → where the application sends the browser on (a login URL starting the OpenID flow). */
-  redirects: Map<string, string>;
-}
-
-async function appServer(t: TestContext): Promise<AppServer> {
-  const requests: URL[] = [];
-  const redirects = new Map<string, string>();
-  let origin = '';
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', origin);
-    if (url.pathname !== '/favicon.ico') requests.push(url);
-    const to = redirects.get(url.pathname);
-    if (to) {
-      response.writeHead(302, { location: to }).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(`<!doctype html><html lang="en"><title>Application</title><h1>Application at ${url.pathname}</h1></html>`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://localhost:${(server.address() as { port: number }).port}`;
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return { origin, requests, redirects };
-}
+import { appServer, type AppServer } from '../../helpers/app-server.ts';
 
 export interface Deployment extends TestApp {
   url: string;
