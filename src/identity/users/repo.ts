@@ -4,7 +4,7 @@
  * of 1024 ids: a deep batch sums those counts to find its block, then walks at most 1023 rows inside it
  * (measured at 1M users: 12 ms for a deep batch, against 84 ms with OFFSET on SQLite and 11-13 s on PostgreSQL).
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../store/db.ts';
 import type { UsersTable } from '../../store/schema.ts';
 import type { User } from './types.ts';
@@ -133,10 +133,20 @@ export async function updateUser(db: Executor, customerId: number, userId: numbe
  * Row-locks the user until the transaction ends (a no-op update; SQLite already runs one writer at
  * a time) and returns the row as it is now: update merges attributes and replaces memberships from it.
  */
+/**
+ * The user's row, locked for the rest of the transaction (a no-op write: PostgreSQL holds the row, SQLite
+ * the database) so that concurrent changes of one user apply one after the other. Plain SQL: it starts
+ * every change of a user, and Kysely's builder cost more CPU than the statement (bench profile of users/update).
+ */
 export async function lockUser(db: Executor, customerId: number, userId: number): Promise<User | undefined> {
-  const row = await db.updateTable('users').set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('customer_id', '=', customerId).where('id', '=', userId).returningAll().executeTakeFirst();
-  return row && toUser(row);
+  const { rows } = await sql<Selectable<UsersTable>>`update users set updated_at = updated_at where customer_id = ${customerId} and id = ${userId} returning *`.execute(db);
+  return rows[0] && toUser(rows[0]);
+}
+
+/** lockUser by username: finding the user and locking its row is one statement, not a read and then a write. */
+export async function lockUserByUsername(db: Executor, customerId: number, username: string): Promise<User | undefined> {
+  const { rows } = await sql<Selectable<UsersTable>>`update users set updated_at = updated_at where customer_id = ${customerId} and username_norm = ${normalise(username)} returning *`.execute(db);
+  return rows[0] && toUser(rows[0]);
 }
 
 /** Replaces the password hash only while it is still `expectedHash`: two concurrent changes cannot both win. */

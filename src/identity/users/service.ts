@@ -216,10 +216,12 @@ export function createUsersService(deps: {
   }
 
   async function updateExisting(trx: Executor, customerId: number, input: UserInput, passwordHash: string | undefined): Promise<User> {
-    const found = await repo.findUserByUsername(trx, customerId, input.username)
-      ?? pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
     // Concurrent updates of one user apply one after the other: none loses the other's attributes.
-    const current = found && await repo.lockUser(trx, customerId, found.id);
+    let current = await repo.lockUserByUsername(trx, customerId, input.username);
+    if (!current) {
+      const found = pickLogin(await repo.findUsersByLogin(trx, customerId, input.username), input.username);
+      current = found && await repo.lockUser(trx, customerId, found.id);
+    }
     if (!current) throw new UserNotFound();
     const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
     const hasAttributes = Object.keys(input.customAttributes).length > 0;
