@@ -12,7 +12,7 @@ import { setAuditCorrelationId } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Invalid, NotFound, RateLimited } from '../../lib/errors.ts';
+import { Invalid, NotFound, RateLimited, UserNotFound } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/tokens.ts';
 import type { Outbox } from '../../mail/outbox.ts';
 import { isUniqueViolation } from '../../store/db.ts';
@@ -245,10 +245,12 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       if (!Number.isSafeInteger(minutes) || minutes < EXPIRY_MIN || minutes > EXPIRY_MAX) {
         throw new Invalid('expiryMinutes', `must be an integer from ${EXPIRY_MIN} to ${EXPIRY_MAX}`);
       }
-      const user = await users.getWithGroups(customerId, input.username);
+      const user = await users.findByLogin(customerId, input.username);
+      if (!user) throw new UserNotFound();
       const application = await applications.getByUuid(db, customerId, input.applicationUuid);
       const redirectUri = chooseRedirect(application, input.redirectUri);
-      const policy = await policies.findPolicyForUser(db, customerId, application.id, user.groups);
+      // The user's groups are read only when the application has a group's policy.
+      const policy = await policies.findPolicyForUser(db, customerId, application.id, async () => (await users.findByIdWithGroups(customerId, user.id))?.groups ?? []);
       if (!policy) {
         throw new Invalid('policy', 'is missing: no login policy of this application applies to the user; create one with firstFactor MAGIC_LINK');
       }

@@ -35,9 +35,10 @@ export interface PoliciesService {
   /**
    * The policy that applies to a user of `groupNames` (matched case-insensitively): one for one of
    * the user's groups, else the application-wide one; undefined when neither exists. When several of
-   * the user's groups have a policy, the oldest (the one created first) wins.
+   * the user's groups have a policy, the oldest (the one created first) wins. `groupNames` may be a
+   * loader, called only when the application has a group's policy (most have only the application-wide one).
    */
-  findPolicyForUser(db: Executor, customerId: number, applicationId: number, groupNames: string[]): Promise<LoginPolicy | undefined>;
+  findPolicyForUser(db: Executor, customerId: number, applicationId: number, groupNames: readonly string[] | (() => Promise<readonly string[]>)): Promise<LoginPolicy | undefined>;
   /** True when some customer's policy asks for a passkey (first factor PASSKEY, second PASSKEY or ANY): the start checks the public URL then. */
   anyAsksForPasskeys(): Promise<boolean>;
 }
@@ -100,10 +101,11 @@ export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock
       // In a transaction, its own snapshot; else the kept list.
       const load = () => repo.findApplicationPolicies(exec, customerId, applicationId);
       const all = (exec === db ? await byApplication.read(`${customerId}:${applicationId}`, load) : await load()) ?? [];
-      const groups = new Set(groupNames.map(normaliseGroupName));
+      const applicationWide = all.find((p) => p.groupName === null);
+      if (!all.some((p) => p.groupName !== null)) return applicationWide;
+      const groups = new Set((typeof groupNames === 'function' ? await groupNames() : groupNames).map(normaliseGroupName));
       // Oldest first: the first group policy wins, and the application-wide one is the fallback.
-      return all.find((p) => p.groupName !== null && groups.has(normaliseGroupName(p.groupName)))
-        ?? all.find((p) => p.groupName === null);
+      return all.find((p) => p.groupName !== null && groups.has(normaliseGroupName(p.groupName))) ?? applicationWide;
     },
   };
 }
