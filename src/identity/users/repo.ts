@@ -132,11 +132,8 @@ export async function updateUser(db: Executor, customerId: number, userId: numbe
 /**
  * Row-locks the user until the transaction ends (a no-op update; SQLite already runs one writer at
  * a time) and returns the row as it is now: update merges attributes and replaces memberships from it.
- */
-/**
- * The user's row, locked for the rest of the transaction (a no-op write: PostgreSQL holds the row, SQLite
- * the database) so that concurrent changes of one user apply one after the other. Plain SQL: it starts
- * every change of a user, and Kysely's builder cost more CPU than the statement (bench profile of users/update).
+ * Plain SQL: it starts every change of a user, and building it with Kysely cost more CPU than running
+ * it (the bench's profile of users/update).
  */
 export async function lockUser(db: Executor, customerId: number, userId: number): Promise<User | undefined> {
   const { rows } = await sql<Selectable<UsersTable>>`update users set updated_at = updated_at where customer_id = ${customerId} and id = ${userId} returning *`.execute(db);
