@@ -14,28 +14,36 @@ function toBase62(bytes: Buffer): string {
   return out;
 }
 
-function crc32(text: string): number {
+/** The CRC-32 (IEEE) of each byte value, computed once: the check runs on every API-key request. */
+const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, byte) => {
+  let crc = byte;
+  for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  return crc >>> 0;
+});
+
+/** The 6-character checksum of an ASCII text: its CRC-32 in base 62. */
+function checksumOf(text: string): string {
   let crc = 0xffffffff;
-  for (const byte of Buffer.from(text)) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return (crc ^ 0xffffffff) >>> 0;
+  for (let i = 0; i < text.length; i++) crc = (crc >>> 8) ^ CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]!;
+  let n = (crc ^ 0xffffffff) >>> 0;
+  let out = '';
+  while (n > 0) { out = BASE62[n % 62] + out; n = Math.floor(n / 62); }
+  return out.padStart(6, '0');
 }
 
 /** A new secret `<prefix>_<base62 body><6-char checksum>` with `bytes` random bytes (>= 16). */
 export function generateSecret(prefix: string, bytes = 32): string {
   const body = toBase62(randomBytes(bytes)).padStart(Math.ceil(bytes * 1.35), '0');
-  const check = toBase62(Buffer.from(crc32(`${prefix}_${body}`).toString(16).padStart(8, '0'), 'hex')).padStart(6, '0');
-  return `${prefix}_${body}${check}`;
+  return `${prefix}_${body}${checksumOf(`${prefix}_${body}`)}`;
 }
+
+/** Secrets are ASCII; anything else is not one of ours (and the checksum counts bytes, not characters). */
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** True when `value` has the prefix and a correct checksum: a cheap check before any lookup. */
 export function hasValidChecksum(value: string, prefix: string): boolean {
-  if (!value.startsWith(`${prefix}_`) || value.length < prefix.length + 8) return false;
-  const body = value.slice(prefix.length + 1, -6);
-  const expected = toBase62(Buffer.from(crc32(`${prefix}_${body}`).toString(16).padStart(8, '0'), 'hex')).padStart(6, '0');
-  return expected === value.slice(-6);
+  if (!value.startsWith(`${prefix}_`) || value.length < prefix.length + 8 || !ASCII.test(value)) return false;
+  return checksumOf(value.slice(0, -6)) === value.slice(-6);
 }
 
 /** SHA-256 hex: the storage form of high-entropy secrets (lookup by hash, never by the secret). */
