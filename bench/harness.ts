@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Composition } from '../src/compose/index.ts';
 import type { CreatedCustomer } from '../src/identity/customers/service.ts';
 import type { ServerHandle } from './child.ts';
+import type { DrivenLoad } from './flows.ts';
 import type { Face } from './server.ts';
 import { adminSigner, distinctAdminSigner, encodeBody, headersOf, runLoad, summarise, type LoadRun, type LoadStats, type RequestSpec } from './load.ts';
 import type { BenchOptions } from './options.ts';
@@ -103,10 +104,11 @@ export interface Bench {
   /**
    * Real routes without a ceiling: `spec`, and `others` measured alongside in interleaved slices;
    * `between(seconds)` runs in slices of its own between them (a figure measured outside HTTP, such
-   * as a raw hashing rate), so drifting background load hits it alike.
+   * as a raw hashing rate), so drifting background load hits it alike. A DrivenLoad (bench/flows.ts)
+   * stands for a route where one iteration is several requests (a whole sign-in).
    */
-  measure(label: string, spec: RequestSpec, alongside?: {
-    others?: { label: string; spec: RequestSpec }[];
+  measure(label: string, spec: RequestSpec | DrivenLoad, alongside?: {
+    others?: { label: string; spec: RequestSpec | DrivenLoad }[];
     between?: (seconds: number) => Promise<void>;
   }): Promise<{ real: MeasurementRow; others: MeasurementRow[] }>;
   check(label: string, value: number, unit: string, target: Target, note?: string): CheckRow;
@@ -166,9 +168,13 @@ export function createBench(deps: {
   const sign = adminSigner(deps.customer.customerKey, deps.customer.apiKey);
   const signDistinct = distinctAdminSigner(deps.customer.customerKey, deps.customer.apiKey);
   const port = (spec: RequestSpec) => server.ports[spec.face];
+  /** How an entry's load runs for some seconds: autocannon on a route, or a driver loop. */
+  const runner = (p: number, spec: RequestSpec) => (seconds: number) => runLoad(p, spec, seconds, options.connections);
+  const runnerOf = (spec: RequestSpec | DrivenLoad) =>
+    'drive' in spec ? (seconds: number) => spec.drive(seconds, options.connections) : runner(port(spec), spec);
 
-  const load = async (p: number, spec: RequestSpec, seconds: number, profileLabel?: string) => {
-    const work = () => runLoad(p, spec, seconds, options.connections);
+  const load = async (run: (seconds: number) => Promise<LoadRun>, seconds: number, profileLabel?: string) => {
+    const work = () => run(seconds);
     let measured = work;
     if (profileLabel && deps.profileDir) {
       const files = (collected.profiles[profileLabel] ??= []);
@@ -188,7 +194,7 @@ export function createBench(deps: {
     };
   };
 
-  interface Entry { port: number; spec: RequestSpec; profile?: string }
+  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string }
   /**
    * Warms every entry up, then runs them in short slices, in blocks that alternate forward and
    * backward (ABBA for two): background load that drifts during the run hits every side alike.
@@ -197,7 +203,7 @@ export function createBench(deps: {
   const interleave = async (entries: Entry[], between?: (seconds: number) => Promise<void>) => {
     const runs = entries.map(() => [] as LoadRun[]);
     const peaks = entries.map(() => [] as (number | undefined)[]);
-    if (options.warmupSeconds > 0) for (const e of entries) await runLoad(e.port, e.spec, options.warmupSeconds, options.connections);
+    if (options.warmupSeconds > 0) for (const e of entries) await e.run(options.warmupSeconds);
     const blocks = Math.max(2, 2 * Math.round(options.durationSeconds / 4));
     const slice = options.durationSeconds / blocks;
     const sides = entries.length + (between ? 1 : 0);
@@ -206,7 +212,7 @@ export function createBench(deps: {
       if (b % 2 === 1) order.reverse();
       for (const i of order) {
         if (i === entries.length) { await between!(slice); continue; }
-        const { run, peakMiB } = await load(entries[i].port, entries[i].spec, slice, entries[i].profile);
+        const { run, peakMiB } = await load(entries[i].run, slice, entries[i].profile);
         runs[i].push(run);
         peaks[i].push(peakMiB);
       }
@@ -262,9 +268,9 @@ export function createBench(deps: {
         const echoed = await check.text();
         if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
         const { runs, peaks } = await interleave([
-          { port: ceiling.port, spec },
-          { port: port(spec), spec, profile: label },
-          ...others.map((o) => ({ port: port(o.spec), spec: o.spec, profile: o.label })),
+          { run: runner(ceiling.port, spec) },
+          { run: runner(port(spec), spec), profile: label },
+          ...others.map((o) => ({ run: runner(port(o.spec), o.spec), profile: o.label })),
         ]);
         const c = finish({ ...row(label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
         const r = row(label, 'real', runs[1], peaks[1]);
@@ -279,7 +285,7 @@ export function createBench(deps: {
 
     async measure(label, spec, { others = [], between } = {}) {
       const measured = [{ label, spec }, ...others];
-      const { runs, peaks } = await interleave(measured.map((m) => ({ port: port(m.spec), spec: m.spec, profile: m.label })), between);
+      const { runs, peaks } = await interleave(measured.map((m) => ({ run: runnerOf(m.spec), profile: m.label })), between);
       const [real, ...rest] = measured.map((m, i) => finish(row(m.label, 'real', runs[i], peaks[i])));
       return { real, others: rest };
     },
@@ -308,9 +314,9 @@ export function createBench(deps: {
       });
       try {
         const { runs, peaks } = await interleave([
-          { port: ceiling.port, spec: mine.spec },
-          { port: server.ports[mine.spec.face], spec: mine.spec, profile: mine.label },
-          { port: baseline.server.ports[theirs.spec.face], spec: theirs.spec },
+          { run: runner(ceiling.port, mine.spec) },
+          { run: runner(server.ports[mine.spec.face], mine.spec), profile: mine.label },
+          { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec) },
         ]);
         const c = finish({ ...row(mine.label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
         const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };

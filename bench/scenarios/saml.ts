@@ -22,7 +22,7 @@ function authnRequestQuery(destination: string): string {
 }
 
 /** The issuer as the server under test names it (its public URL, not the port the bench reaches it on). */
-async function serverIssuer(bench: Bench): Promise<string> {
+export async function serverIssuer(bench: Bench): Promise<string> {
   const answer = await fetch(`http://127.0.0.1:${bench.server.ports.identity}/customers/${bench.customer.customerKey}/.well-known/openid-configuration`);
   return ((await answer.json()) as { issuer: string }).issuer;
 }

@@ -7,7 +7,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startEnvironment } from '../child.ts';
-import type { Bench, Scenario } from '../harness.ts';
+import type { DrivenLoad } from '../flows.ts';
+import type { Bench, MeasurementRow, Scenario } from '../harness.ts';
 import type { RequestSpec } from '../load.ts';
 import { ensurePosts, login, POSTS_PATH, SITE_PASSWORD, SITE_USER, TOKEN_PATH } from './site-setup.ts';
 
@@ -29,10 +30,11 @@ export const sitePosts: Scenario = {
 };
 
 /**
- * Measures `spec` (one argon2id verify per request) and, in slices between its slices, the raw argon2id
- * verify rate at the same concurrency, so drifting background load hits both alike; checks their ratio.
+ * Measures `spec` (one argon2id verify per request, or per iteration of a driven flow) and, in slices
+ * between its slices, the raw argon2id verify rate at the same concurrency, so drifting background
+ * load hits both alike.
  */
-export async function checkAgainstArgon2(bench: Bench, label: string, spec: RequestSpec, ratioLabel: string, per: string, source: string): Promise<void> {
+export async function measureBesideArgon2(bench: Bench, label: string, spec: RequestSpec | DrivenLoad): Promise<{ real: MeasurementRow; verifiesPerSecond: number }> {
   const argon2Rate = fileURLToPath(new URL('../argon2-rate.ts', import.meta.url));
   let rateSeconds = 0;
   let rateVerifies = 0;
@@ -46,7 +48,12 @@ export async function checkAgainstArgon2(bench: Bench, label: string, spec: Requ
       rateSeconds += seconds;
     },
   });
-  const verifiesPerSecond = rateVerifies / rateSeconds;
+  return { real, verifiesPerSecond: rateVerifies / rateSeconds };
+}
+
+/** measureBesideArgon2, and the check of their ratio (at least 0.85). */
+export async function checkAgainstArgon2(bench: Bench, label: string, spec: RequestSpec, ratioLabel: string, per: string, source: string): Promise<void> {
+  const { real, verifiesPerSecond } = await measureBesideArgon2(bench, label, spec);
   bench.check(ratioLabel, real.requestsPerSecond / verifiesPerSecond, 'x', { op: '>=', threshold: 0.85, source },
     `${real.requestsPerSecond.toFixed(1)} ${per}/s vs ${verifiesPerSecond.toFixed(1)} raw verifies/s at ${bench.options.connections} concurrent`);
 }
