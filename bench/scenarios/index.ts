@@ -7,8 +7,9 @@ import { mfaRegistration } from './mfa.ts';
 import { oidcSignIn } from './oidc.ts';
 import { passkeyAssertion } from './passkeys.ts';
 import { samlSso } from './saml.ts';
+import { scimUsersFilter } from './scim.ts';
 import { signInPassword } from './sign-in.ts';
 import { siteLogin, sitePosts } from './site.ts';
 import { usersGet, usersGetAll, usersGetDistinct, usersUpdate } from './users.ts';
 
-export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, oidcSignIn, passkeyAssertion, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, outboxThroughput, auditRead];
+export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, oidcSignIn, passkeyAssertion, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, scimUsersFilter, outboxThroughput, auditRead];
