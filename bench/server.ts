@@ -61,6 +61,9 @@ async function main(): Promise<void> {
     LATCHKEY_SITE_PORT: '0',
     // The bench is one client address: a per-address budget would measure the limiter, not the landing.
     LATCHKEY_RATE_LIMIT_LANDING: '0',
+    // The webhook-delivery scenario's receiver is a plain-HTTP server on loopback.
+    LATCHKEY_WEBHOOKS_ALLOW_HTTP: 'true',
+    LATCHKEY_WEBHOOKS_ALLOW_PRIVATE: 'true',
     ...(smtpUrl ? { LATCHKEY_SMTP_URL: smtpUrl } : {}),
     // The replay guard, rate limits and throttles in Redis, as LATCHKEY_REDIS_URL would put them.
     ...(process.env.LATCHKEY_BENCH_REDIS_URL ? { LATCHKEY_REDIS_URL: process.env.LATCHKEY_BENCH_REDIS_URL } : {}),
@@ -75,6 +78,8 @@ async function main(): Promise<void> {
   };
 
   if (smtpUrl) composition.mailWorker.start();
+  // Delivers to the webhook-delivery scenario's receiver; with no endpoint (every other scenario) it only polls.
+  composition.webhookWorker.start();
 
   const ports = {} as Record<Face, number>;
   for (const [face, app] of Object.entries(faces) as [Face, FastifyInstance][]) {

@@ -10,6 +10,7 @@ import { samlSso } from './saml.ts';
 import { scimUsersFilter } from './scim.ts';
 import { signInPassword } from './sign-in.ts';
 import { siteLogin, sitePosts } from './site.ts';
+import { webhookDelivery } from './webhooks.ts';
 import { usersGet, usersGetAll, usersGetDistinct, usersUpdate } from './users.ts';
 
-export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, oidcSignIn, passkeyAssertion, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, scimUsersFilter, outboxThroughput, auditRead];
+export const scenarios: Scenario[] = [usersGet, usersGetAll, usersGetDistinct, usersUpdate, mfaRegistration, sitePosts, siteLogin, signInPassword, oidcSignIn, passkeyAssertion, apiTokensMyself, magicLinkGenerate, landingPost, samlSso, scimUsersFilter, outboxThroughput, webhookDelivery, auditRead];
