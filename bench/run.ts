@@ -93,7 +93,7 @@ async function main(): Promise<void> {
   try {
     log(`latchkey bench: ${options.store}${database.schema ? ` (schema ${database.schema})` : ''}, ${options.users.toLocaleString('en-US')} users, `
       + `scenarios ${selected.map((s) => s.name).join(', ')}; working directory ${dir}`);
-    const config = loadConfig({ LATCHKEY_DATA_DIR: dir, LATCHKEY_DATABASE_URL: database.url, LATCHKEY_LOG_LEVEL: 'silent', LATCHKEY_WEBHOOKS_ALLOW_HTTP: 'true', LATCHKEY_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    const config = loadConfig({ LATCHKEY_DATA_DIR: dir, LATCHKEY_DATABASE_URL: database.url, LATCHKEY_LOG_LEVEL: 'silent' });
     store = await createStore(database.url, { ...(database.schema ? { schema: database.schema } : {}), poolSize: 4 });
     composition = await compose(config, { store });
     const customer = await composition.services.customers.create({ email: 'bench@bench.example', displayName: 'Bench' });

@@ -8,7 +8,8 @@
  *
  *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l] [--smtp-url u]
  *
- * With --smtp-url its mail worker runs (as on a server), sending the outbox to that SMTP server.
+ * With --smtp-url its mail worker runs (as on a server), sending the outbox to that SMTP server. Its
+ * webhook worker always runs, with http:// and loopback endpoints allowed (the bench's receiver).
  *
  * It can also CPU-profile chosen stretches (node:inspector), written as .cpuprofile files.
  *
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     LATCHKEY_SITE_PORT: '0',
     // The bench is one client address: a per-address budget would measure the limiter, not the landing.
     LATCHKEY_RATE_LIMIT_LANDING: '0',
-    // The webhook-delivery scenario's receiver is a plain-HTTP server on loopback.
+    // The webhook-delivery scenario's receiver is a plain-HTTP server on 127.0.0.1 in the bench process.
     LATCHKEY_WEBHOOKS_ALLOW_HTTP: 'true',
     LATCHKEY_WEBHOOKS_ALLOW_PRIVATE: 'true',
     ...(smtpUrl ? { LATCHKEY_SMTP_URL: smtpUrl } : {}),
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
   };
 
   if (smtpUrl) composition.mailWorker.start();
-  // Delivers to the webhook-delivery scenario's receiver; with no endpoint (every other scenario) it only polls.
+  // As on a server (main.ts starts every background task): it polls an empty table until a scenario makes an endpoint.
   composition.webhookWorker.start();
 
   const ports = {} as Record<Face, number>;
