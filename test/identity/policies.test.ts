@@ -162,8 +162,15 @@ describeEachStore('login policies API', (kind) => {
     const otherStaff = await create({ groupName: 'Staff' }, otherUuid);
     assert.equal(await find(['Staff']), undefined, 'another application\'s policy does not apply');
     const wide = await create({});
+    // Groups given as a loader (magic-link generate): read only when the application has a group's policy.
+    let loads = 0;
+    const loadGroups = (groups: string[]) => async () => { loads++; return groups; };
+    assert.equal((await policies.findPolicyForUser(db, customerId, applicationId, loadGroups(['Staff'])))?.id, wide);
+    assert.equal(loads, 0, 'no group policy: the groups are not read');
     const admins = await create({ groupName: 'Admins', secondFactor: 'AUTHENTICATOR_APP' });
     const staff = await create({ groupName: 'Staff' });
+    assert.equal((await policies.findPolicyForUser(db, customerId, applicationId, loadGroups(['staff'])))?.id, staff);
+    assert.equal(loads, 1, 'with group policies the groups are read once');
     assert.equal(await find([]), wide);
     assert.equal(await find(['Sales']), wide);
     assert.equal(await find(['staff']), staff, 'group names match case-insensitively');
