@@ -129,7 +129,7 @@ export async function compose(
 
   const reportError = (what: string) => (error: unknown) => process.stderr.write(`latchkey: ${what}: ${(error as Error).message ?? error}\n`);
   // Shared by every node of the cluster: the replay guard and the rate limits' counters.
-  const redis = config.redisUrl ? createRedis(config.redisUrl, reportError('Redis')) : undefined;
+  const redis = config.redisUrl ? await createRedis(config.redisUrl, reportError('Redis')) : undefined;
   // Every login throttle (token endpoint, API-token password form, console sign-in, magic-link generates per user) counts where the
   // nodes meet: Redis when configured (keys expire by themselves), else the database table.
   const throttles: ThrottleStore = redis ? createRedisThrottleStore({ redis }) : createDatabaseThrottleStore({ db });

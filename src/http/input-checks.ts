@@ -193,8 +193,18 @@ const siteTextRule = (text: string): string | undefined => {
   return undefined;
 };
 
+/** Whether a parsed query, path parameters or body holds nothing to check. */
+function holdsNoText(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value !== 'object') return false;
+  for (const _key in value) return false;
+  return true;
+}
+
 /** The first NUL or lone surrogate in the body, query or path parameters; in a form, also U+FFFD. */
 function checkText(request: FastifyRequest): BadInput | undefined {
+  // Most reads carry no parameters and no body: nothing to walk, nothing to allocate for them.
+  if (holdsNoText(request.params) && holdsNoText(request.query) && holdsNoText(request.body)) return undefined;
   const inForm = FORM_TYPES.test(String(request.headers['content-type'] ?? ''));
   // A form is decoded lossily by its parser: a U+FFFD there is what invalid UTF-8 became.
   const rule = (text: string) => siteTextRule(text) ?? (inForm && text.includes(REPLACEMENT) ? 'must be valid UTF-8' : undefined);

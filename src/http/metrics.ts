@@ -5,7 +5,7 @@
  * public ports never expose them. The hot path does a map lookup and a few additions per request;
  * the text is built only when scraped.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 
 /** Upper bounds of the latency buckets, in seconds (argon2 hashing sits around 0.05–0.2 s). */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
@@ -36,6 +36,16 @@ export interface MetricsRegistry {
   render(): string;
 }
 
+function record(entry: RouteSeries, statusCode: number, elapsedMs: number): void {
+  entry.statuses.set(statusCode, (entry.statuses.get(statusCode) ?? 0) + 1);
+  const seconds = elapsedMs / 1000;
+  let slot = 0;
+  while (slot < BUCKETS.length && seconds > BUCKETS[slot]) slot++;
+  entry.buckets[slot]++;
+  entry.sumSeconds += seconds;
+  entry.count++;
+}
+
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function createMetricsRegistry(prefix = 'latchkey'): MetricsRegistry {
@@ -43,22 +53,30 @@ export function createMetricsRegistry(prefix = 'latchkey'): MetricsRegistry {
 
   return {
     instrument(app, face) {
-      // Callback style: an async hook would cost a promise per request.
-      app.addHook('onResponse', (request, reply, done) => {
-        const route = request.routeOptions.url ?? UNMATCHED;
-        const key = `${face} ${request.method} ${route}`;
+      const seriesOf = (method: string, route: string): RouteSeries => {
+        const key = `${face} ${method} ${route}`;
         let entry = series.get(key);
         if (!entry) {
-          entry = { face, method: request.method, route, statuses: new Map(), buckets: new Array(BUCKETS.length + 1).fill(0), sumSeconds: 0, count: 0 };
+          entry = { face, method, route, statuses: new Map(), buckets: new Array(BUCKETS.length + 1).fill(0), sumSeconds: 0, count: 0 };
           series.set(key, entry);
         }
-        entry.statuses.set(reply.statusCode, (entry.statuses.get(reply.statusCode) ?? 0) + 1);
-        const seconds = reply.elapsedTime / 1000;
-        let slot = 0;
-        while (slot < BUCKETS.length && seconds > BUCKETS[slot]) slot++;
-        entry.buckets[slot]++;
-        entry.sumSeconds += seconds;
-        entry.count++;
+        return entry;
+      };
+      // Each route gets its own counting hook, its series found once when the route is added rather
+      // than looked up by a key built per request. Callback style: an async hook costs a promise.
+      app.addHook('onRoute', (route) => {
+        const own = new Map<string, RouteSeries>();
+        for (const method of [route.method].flat()) own.set(method, seriesOf(method, route.url));
+        const count: onResponseHookHandler = (request, reply, done) => {
+          const entry = own.get(request.method);
+          if (entry) record(entry, reply.statusCode, reply.elapsedTime);
+          done();
+        };
+        route.onResponse = [...[route.onResponse ?? []].flat(), count];
+      });
+      // Requests no route matched (404s), under one label.
+      app.addHook('onResponse', (request, reply, done) => {
+        if (request.is404) record(seriesOf(request.method, UNMATCHED), reply.statusCode, reply.elapsedTime);
         done();
       });
     },

@@ -46,21 +46,23 @@ export async function installRateLimits(app: FastifyInstance, opts: { families: 
       keyGenerator: (request: FastifyRequest) => `${family.name}:${request.ip}`,
     }),
   }));
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style: most requests match no family, and an async hook costs a promise on each one.
+  app.addHook('onRequest', (request, reply, done) => {
     const url = request.raw.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     const limiter = limiters.find((l) => l.family.matches(path));
-    if (!limiter) return;
-    const result = await limiter.check(request);
-    if (result.isAllowed) return;
-    const reset = Math.max(0, result.ttlInSeconds ?? 0);
-    reply.header('ratelimit-policy', limiter.policy);
-    reply.header('ratelimit', `"${limiter.family.name}";r=${result.remaining ?? 0};t=${reset}`);
-    if (!result.isExceeded) return;
-    const seconds = Math.max(1, reset);
-    // Here too for the route sets that render their own errors (the landing's pages, /oauth/token).
-    reply.header('retry-after', String(seconds));
-    throw new TooManyRequests(seconds, `Too many requests: retry after ${seconds} seconds.`);
+    if (!limiter) return done();
+    limiter.check(request).then((result) => {
+      if (result.isAllowed) return done();
+      const reset = Math.max(0, result.ttlInSeconds ?? 0);
+      reply.header('ratelimit-policy', limiter.policy);
+      reply.header('ratelimit', `"${limiter.family.name}";r=${result.remaining ?? 0};t=${reset}`);
+      if (!result.isExceeded) return done();
+      const seconds = Math.max(1, reset);
+      // Here too for the route sets that render their own errors (the landing's pages, /oauth/token).
+      reply.header('retry-after', String(seconds));
+      done(new TooManyRequests(seconds, `Too many requests: retry after ${seconds} seconds.`));
+    }, done);
   });
 }

@@ -5,7 +5,7 @@
  * face mounts: its users are the site's users.
  */
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
 import { runWithAuditContext } from '../audit/context.ts';
 import type { Config, SiteConfig } from '../config.ts';
 import { createHttpApp } from '../http/app.ts';
@@ -29,6 +29,8 @@ import { TOKEN_PATH, tokenRoutes } from './token/routes.ts';
 import type { TokenService } from './token/service.ts';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** What an area (API tokens, …) and the API-token verifier get: the customer served and its per-request checks. */
 export interface SiteContext {
@@ -165,13 +167,17 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
   await app.register(async (scope) => {
     await scope.register(siteProtection, protection);
     // The site's writes (API keys, API tokens) are recorded as the calling user; the default key and
-    // the token endpoint act as the system.
-    scope.addHook('preHandler', (request, _reply, done) => {
+    // the token endpoint act as the system. Reads record nothing, so only routes that write get the context.
+    const withAuditContext: preHandlerHookHandler = (request, _reply, done) => {
       const userId = request.principal?.userId;
       runWithAuditContext({
         actor: userId === null || userId === undefined ? { type: 'system', id: '' } : { type: 'user', id: String(userId) },
         ip: request.ip, requestId: String(request.id), correlationId: '',
       }, done);
+    };
+    scope.addHook('onRoute', (route) => {
+      if ([route.method].flat().every((method) => READ_METHODS.has(method))) return;
+      route.preHandler = [withAuditContext, ...[route.preHandler ?? []].flat()];
     });
 
     // Protected like every site route but the token endpoint and the JWKS: any credential reads it.

@@ -3,9 +3,11 @@
  * set. Fails fast rather than queue: a command waits at most a second and is not retried, and
  * nothing is queued while disconnected, so a request needing Redis fails (closed) instead of hanging.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
-export function createRedis(url: string, onError: (error: Error) => void = () => {}): Redis {
+/** ioredis is loaded only by a node configured with Redis (it holds about 8 MiB of memory). */
+export async function createRedis(url: string, onError: (error: Error) => void = () => {}): Promise<Redis> {
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     commandTimeout: 1000,
     maxRetriesPerRequest: 0,

@@ -135,7 +135,7 @@ for (const kind of kinds) {
 
 describe('site login throttle in Redis: Redis unreachable', () => {
   test('the login is refused with the Redis error before the password is checked (fails closed)', async (t) => {
-    const redis = createRedis(`redis://127.0.0.1:${await freePort()}`);
+    const redis = await createRedis(`redis://127.0.0.1:${await freePort()}`);
     t.after(() => redis.disconnect());
     const throttle = createLoginThrottle({
       store: createRedisThrottleStore({ redis }), clock: createTestClock(Date.now()), userFreeAttempts: 5, ipFreeAttempts: 50, maxDelaySeconds: 900,

@@ -43,8 +43,8 @@ async function sqliteStore(t: TestContext): Promise<Store> {
 }
 
 /** A Redis client as the server makes it, its keys under `prefix` deleted when the test ends. */
-function redisClient(t: TestContext, prefix: string): Redis {
-  const redis = createRedis(redisUrl!);
+async function redisClient(t: TestContext, prefix: string): Promise<Redis> {
+  const redis = await createRedis(redisUrl!);
   t.after(async () => {
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length) await redis.del(...keys);
@@ -80,7 +80,7 @@ const implementations: { name: string; skip: string | false; open(t: TestContext
     skip: redisUrl ? false : 'LATCHKEY_TEST_REDIS_URL is not set',
     async open(t) {
       const prefix = `latchkey-test:throttle:${randomBytes(6).toString('hex')}:`;
-      const [a, b] = [redisClient(t, prefix), redisClient(t, prefix)];
+      const [a, b] = [await redisClient(t, prefix), await redisClient(t, prefix)];
       return { a: createRedisThrottleStore({ redis: a, prefix }), b: createRedisThrottleStore({ redis: b, prefix }), db: (await sqliteStore(t)).db };
     },
   },
@@ -223,7 +223,7 @@ for (const impl of implementations) {
 describe('throttle store: Redis only', { skip: redisUrl ? false : 'LATCHKEY_TEST_REDIS_URL is not set' }, () => {
   test('keys expire by themselves: the expiry covers the window, then a block longer than it', async (t) => {
     const prefix = `latchkey-test:throttle:${randomBytes(6).toString('hex')}:`;
-    const redis = redisClient(t, prefix);
+    const redis = await redisClient(t, prefix);
     const store = createRedisThrottleStore({ redis, prefix });
     const now = Date.now();
     granted(await reserveOne(store, 'expiry', limit(5), now));
@@ -237,7 +237,7 @@ describe('throttle store: Redis only', { skip: redisUrl ? false : 'LATCHKEY_TEST
   });
 
   test('a Redis that cannot be reached refuses the attempt: the reservation fails, no attempt gets through', async (t) => {
-    const redis = createRedis(`redis://127.0.0.1:${await freePort()}`);
+    const redis = await createRedis(`redis://127.0.0.1:${await freePort()}`);
     t.after(() => redis.disconnect());
     const store = createRedisThrottleStore({ redis });
     await assert.rejects(reserveOne(store, 'down', limit(5), T));

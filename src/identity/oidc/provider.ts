@@ -21,8 +21,6 @@ import { noStorePage, unavailableBody, unavailablePage } from './pages.ts';
 import { escapeHtml, securityHeaders } from '../hosted-pages/layout.ts';
 import { providerSignOutPage, signedOutPage } from '../sign-out/pages.ts';
 import { SSO_COOKIE, type SsoSessionsService } from '../sso-sessions/service.ts';
-// @ts-expect-error TS7016: oidc-provider@8 ships no type declarations; the types below cover the part used here.
-import * as untyped from 'oidc-provider';
 
 export interface InteractionDetails {
   uid: string;
@@ -82,7 +80,8 @@ interface PolicyContext {
 }
 type Check = unknown;
 
-const { Provider, errors, interactionPolicy } = untyped as {
+/** The part of oidc-provider used here (it ships no type declarations). */
+interface OidcProviderModule {
   Provider: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
   errors: {
     InvalidGrant: new (description: string) => Error;
@@ -93,7 +92,18 @@ const { Provider, errors, interactionPolicy } = untyped as {
     base(): { get(name: string): { checks: Check[] } };
     Check: (new (reason: string, description: string, error: string, check: (ctx: PolicyContext) => boolean | Promise<boolean>) => Check) & { REQUEST_PROMPT: boolean; NO_NEED_TO_PROMPT: boolean };
   };
-};
+}
+
+let oidcProviderModule: Promise<OidcProviderModule> | undefined;
+
+/**
+ * oidc-provider and Koa under it hold about 24 MiB of a node's memory: loaded when the first
+ * customer's provider is built, so a node that never serves OpenID Connect never holds them.
+ */
+function loadOidcProvider(): Promise<OidcProviderModule> {
+  // @ts-expect-error TS7016: oidc-provider@8 ships no type declarations; OidcProviderModule covers the part used here.
+  return (oidcProviderModule ??= import('oidc-provider') as Promise<OidcProviderModule>);
+}
 
 /**
  * oidc-provider's default prompts, plus: a session whose account is gone (user disabled or deleted
@@ -103,8 +113,10 @@ const { Provider, errors, interactionPolicy } = untyped as {
  * signed out, or short of a factor, the login prompt comes back and the interaction asks (checks may
  * be async: oidc-provider awaits each, lib/actions/authorization/interactions.js).
  */
-function interactionPolicyWithAccountCheck(loginSatisfied: ((applicationUuid: string, accountId: string, ssoValue: string | undefined) => Promise<boolean>) | undefined) {
-  const { base, Check } = interactionPolicy;
+function interactionPolicyWithAccountCheck(
+  { base, Check }: OidcProviderModule['interactionPolicy'],
+  loginSatisfied: ((applicationUuid: string, accountId: string, ssoValue: string | undefined) => Promise<boolean>) | undefined,
+) {
   const policy = base();
   const login = policy.get('login');
   login.checks.push(new Check('account_unavailable', 'the signed-in account is no longer available', 'login_required',
@@ -178,6 +190,7 @@ const unavailableRequests = new WeakMap<object, ServiceUnavailable>();
 
 export async function createCustomerProvider(deps: ProviderDeps, customer: { id: number; issuer: string }): Promise<OidcProvider> {
   const { db, users, applications, signingKeys } = deps;
+  const { Provider, errors, interactionPolicy } = await loadOidcProvider();
   const customerId = customer.id;
   const issuer = new URL(customer.issuer);
   const issuerPath = issuer.pathname.replace(/\/$/, '');
@@ -279,7 +292,7 @@ export async function createCustomerProvider(deps: ProviderDeps, customer: { id:
       userinfo: { enabled: true },
     },
     interactions: {
-      policy: interactionPolicyWithAccountCheck(deps.loginSatisfied && ((uuid, accountId, value) => deps.loginSatisfied!(customerId, uuid, accountId, value))),
+      policy: interactionPolicyWithAccountCheck(interactionPolicy, deps.loginSatisfied && ((uuid, accountId, value) => deps.loginSatisfied!(customerId, uuid, accountId, value))),
       url: async (_ctx: unknown, interaction: { uid: string }) => `${issuerPath}/interaction/${interaction.uid}`,
     },
     cookies: {

@@ -5,10 +5,9 @@
  * is taken once and lives 5 minutes; only public keys are stored.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type AuthenticatorTransport, type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON, type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON, AuthenticatorTransport, PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import type { AuditRecorder } from '../../audit/service.ts';
@@ -22,6 +21,16 @@ import type { Database } from '../../store/schema.ts';
 import * as repo from './repo.ts';
 import { checkPasskeyName, defaultPasskeyName } from './rules.ts';
 import { CEREMONY_TTL_MS, type PasskeyHolder, type PasskeySummary } from './types.ts';
+
+let webAuthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+
+/**
+ * @simplewebauthn/server and its ASN.1 and CBOR parsers hold about 11 MiB of a node's memory: loaded
+ * at the first ceremony, so a node whose users never use a passkey never holds them.
+ */
+function loadWebAuthn(): Promise<typeof import('@simplewebauthn/server')> {
+  return (webAuthn ??= import('@simplewebauthn/server'));
+}
 
 export type { PasskeyHolder, PasskeySummary } from './types.ts';
 
@@ -113,6 +122,7 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
     rp,
 
     async registrationOptions(holder, account) {
+      const { generateRegistrationOptions } = await loadWebAuthn();
       const existing = await repo.listPasskeys(db, holder);
       const options = await generateRegistrationOptions({
         rpName: rp.name,
@@ -136,6 +146,7 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
       if (chosen !== undefined) enforce(checkPasskeyName(chosen));
       const ceremony = await takeCeremony(holder.customerId, ceremonyId, 'register');
       if (!sameHolder(ceremony, holder)) throw refused();
+      const { verifyRegistrationResponse } = await loadWebAuthn();
       let verification;
       try {
         verification = await verifyRegistrationResponse({
@@ -182,6 +193,7 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
     },
 
     async authenticationOptions(customerId, holder) {
+      const { generateAuthenticationOptions } = await loadWebAuthn();
       const allowed = holder ? await repo.listPasskeys(db, holder) : [];
       const options = await generateAuthenticationOptions({
         rpID: rp.id,
@@ -206,6 +218,7 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
       if (!passkey) throw refused();
       const holder: PasskeyHolder = { customerId, userId: passkey.userId };
       if (ceremony.holderKind !== 'any' && !sameHolder(ceremony, holder)) throw refused();
+      const { verifyAuthenticationResponse } = await loadWebAuthn();
       let verification;
       try {
         verification = await verifyAuthenticationResponse({

@@ -1,10 +1,11 @@
 /**
- * The reusable protection plugin: register it in any Fastify app (or scope) and every route there
- * requires one of the enabled credential methods; `request.principal` says who is calling. A route
- * opts out with `config: { siteAuth: false }` (a token endpoint, a JWKS document). It never renders
- * a body: failures are thrown as domain errors for the app's error handler (site/errors.ts here).
+ * The reusable protection plugin: register it in any Fastify app (or scope) and every route added
+ * there after it requires one of the enabled credential methods; `request.principal` says who is
+ * calling. A route opts out with `config: { siteAuth: false }` (a token endpoint, a JWKS document).
+ * It never renders a body: failures are thrown as domain errors for the app's error handler
+ * (site/errors.ts here).
  */
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, onRequestHookHandler } from 'fastify';
 import { createSiteAuthenticator, type SiteAuthenticator, type SiteProtectionOptions } from './authenticator.ts';
 import type { Principal } from './principal.ts';
 
@@ -28,12 +29,17 @@ async function protect(app: FastifyInstance, options: SiteProtectionOptions): Pr
   app.decorate('siteAuthenticator', authenticator);
   // onRequest: before the body is read, so an unauthenticated caller cannot make us parse one.
   // Callback style: an async hook costs Fastify a promise chain on every request.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config?.siteAuth === false) return done();
+  const authenticate: onRequestHookHandler = (request, _reply, done) => {
     authenticator.authenticate(request).then((principal) => {
       request.principal = principal;
       done();
     }, done);
+  };
+  // Whether a route takes a credential is known when it is added: the check is put on the routes
+  // that do, first among their own hooks (a route's hook may read request.principal).
+  app.addHook('onRoute', (route) => {
+    if (route.config?.siteAuth === false) return;
+    route.onRequest = [authenticate, ...[route.onRequest ?? []].flat()];
   });
 }
 
