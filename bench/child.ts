@@ -22,6 +22,11 @@ export interface ServerHandle {
    * back some 30 s after the last activity. Returns the RSS when it stopped falling.
    */
   settledRssMiB(maxSeconds: number): Promise<number | undefined>;
+  /**
+   * CPU time the server process has used so far, user and system, all its threads (argon2 hashing
+   * runs on libuv's), in seconds; undefined where /proc is missing.
+   */
+  cpuSeconds(): number | undefined;
   /** Samples RSS while `work` runs and returns its peak (kernel high-water mark when available). */
   peakRssDuring<T>(work: () => Promise<T>): Promise<{ result: T; peakMiB: number | undefined }>;
   /** CPU-profiles the server while `work` runs; writes a .cpuprofile (Chrome DevTools format) to `path`. */
@@ -50,6 +55,20 @@ export function startEnvironment(): Record<string, string> {
   const start: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
   const command = start.split('&&').at(-1)!;
   return Object.fromEntries([...command.matchAll(/(?:^|\s)([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
+}
+
+/** Linux reports process times in clock ticks of USER_HZ, 100 a second on every architecture Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+function readCpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from the 3rd (state): utime is the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
 }
 
 function readStatusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
@@ -138,6 +157,7 @@ export async function startServer(options: {
     pid,
     ports,
     rssMiB,
+    cpuSeconds: () => readCpuSeconds(pid),
     async startCeiling(request) {
       const id = nextId++;
       const answer = await ask({ type: 'ceiling', id, ...request });

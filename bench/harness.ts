@@ -60,6 +60,12 @@ export interface MeasurementRow extends LoadStats {
   pass?: boolean;
   /** Peak server RSS during this measurement, MiB. */
   peakRssMiB?: number;
+  /**
+   * Requests answered per second of the server process's CPU (all its threads): what one core
+   * serves of this route, the load generator's share of the machine left out. Rows of this
+   * server only (not the baseline's).
+   */
+  perCore?: number;
   /** Size of the response body (ceiling rows). */
   responseBytes?: number;
 }
@@ -144,6 +150,7 @@ export function describeRow(row: MeasurementRow): string {
   ];
   if (row.responseBytes !== undefined) parts.push(`body ${row.responseBytes.toLocaleString('en-US')} B`);
   // The ceiling sends precomputed bytes: a real route faster than it means the yardstick is broken.
+  if (row.perCore !== undefined) parts.push(`${Math.round(row.perCore).toLocaleString('en-US').padStart(7)}/s per core`);
   if (row.ratio !== undefined) parts.push(`ratio ${fmt(row.ratio)}${row.ratio > 1 ? ' (above 1: the ceiling is broken)' : ''}`);
   if (row.target) parts.push(`target ${row.target.op} ${row.target.threshold}  ${row.pass ? 'PASS' : 'FAIL'}`);
   if (row.failed > 0) parts.push(`(${row.failed} failed: ${JSON.stringify(row.statusCodes)})`);
@@ -173,7 +180,8 @@ export function createBench(deps: {
   const runnerOf = (spec: RequestSpec | DrivenLoad) =>
     'drive' in spec ? (seconds: number) => spec.drive(seconds, options.connections) : runner(port(spec), spec);
 
-  const load = async (run: (seconds: number) => Promise<LoadRun>, seconds: number, profileLabel?: string) => {
+  const load = async (run: (seconds: number) => Promise<LoadRun>, seconds: number, profileLabel?: string, countCpu = true) => {
+    const cpuBefore = countCpu ? server.cpuSeconds() : undefined;
     const work = () => run(seconds);
     let measured = work;
     if (profileLabel && deps.profileDir) {
@@ -183,18 +191,23 @@ export function createBench(deps: {
       measured = () => server.profile(path, work);
     }
     const { result, peakMiB } = await server.peakRssDuring(measured);
-    return { run: result, peakMiB };
+    const cpuAfter = cpuBefore === undefined ? undefined : server.cpuSeconds();
+    return { run: result, peakMiB, cpuSeconds: cpuAfter === undefined ? undefined : cpuAfter - cpuBefore! };
   };
 
-  const row = (label: string, kind: MeasurementRow['kind'], runs: LoadRun[], peaks: (number | undefined)[]): MeasurementRow => {
+  const row = (label: string, kind: MeasurementRow['kind'], runs: LoadRun[], peaks: (number | undefined)[], cpu: (number | undefined)[] = []): MeasurementRow => {
     const known = peaks.filter((p): p is number => p !== undefined);
+    const stats = summarise(runs);
+    const cpuSeconds = cpu.length === runs.length && cpu.every((c) => c !== undefined) ? cpu.reduce((a, c) => a! + c!, 0)! : 0;
     return {
-      scenario, label, kind, ...summarise(runs),
+      scenario, label, kind, ...stats,
       ...(known.length ? { peakRssMiB: Math.max(...known) } : {}),
+      ...(cpuSeconds > 0 ? { perCore: stats.ok / cpuSeconds } : {}),
     };
   };
 
-  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string }
+  /** `cpu: false`: a load on another process (the baseline server), whose CPU this server's figure must not take. */
+  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string; cpu?: boolean }
   /**
    * Warms every entry up, then runs them in short slices, in blocks that alternate forward and
    * backward (ABBA for two): background load that drifts during the run hits every side alike.
@@ -203,6 +216,7 @@ export function createBench(deps: {
   const interleave = async (entries: Entry[], between?: (seconds: number) => Promise<void>) => {
     const runs = entries.map(() => [] as LoadRun[]);
     const peaks = entries.map(() => [] as (number | undefined)[]);
+    const cpu = entries.map(() => [] as (number | undefined)[]);
     if (options.warmupSeconds > 0) for (const e of entries) await e.run(options.warmupSeconds);
     const blocks = Math.max(2, 2 * Math.round(options.durationSeconds / 4));
     const slice = options.durationSeconds / blocks;
@@ -212,12 +226,13 @@ export function createBench(deps: {
       if (b % 2 === 1) order.reverse();
       for (const i of order) {
         if (i === entries.length) { await between!(slice); continue; }
-        const { run, peakMiB } = await load(entries[i].run, slice, entries[i].profile);
+        const { run, peakMiB, cpuSeconds } = await load(entries[i].run, slice, entries[i].profile, entries[i].cpu !== false);
         runs[i].push(run);
         peaks[i].push(peakMiB);
+        cpu[i].push(cpuSeconds);
       }
     }
-    return { runs, peaks };
+    return { runs, peaks, cpu };
   };
 
   const finish = (r: MeasurementRow) => {
@@ -267,17 +282,17 @@ export function createBench(deps: {
         });
         const echoed = await check.text();
         if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
-        const { runs, peaks } = await interleave([
+        const { runs, peaks, cpu } = await interleave([
           { run: runner(ceiling.port, spec) },
           { run: runner(port(spec), spec), profile: label },
           ...others.map((o) => ({ run: runner(port(o.spec), o.spec), profile: o.label })),
         ]);
-        const c = finish({ ...row(label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
-        const r = row(label, 'real', runs[1], peaks[1]);
+        const c = finish({ ...row(label, 'ceiling', runs[0], [], cpu[0]), responseBytes: Buffer.byteLength(ceiling.body) });
+        const r = row(label, 'real', runs[1], peaks[1], cpu[1]);
         r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN;
         if (target) { r.target = target; r.pass = passes(r.ratio, target); }
         finish(r);
-        return { ceiling: c, real: r, others: others.map((o, k) => finish(row(o.label, 'real', runs[k + 2], peaks[k + 2]))) };
+        return { ceiling: c, real: r, others: others.map((o, k) => finish(row(o.label, 'real', runs[k + 2], peaks[k + 2], cpu[k + 2]))) };
       } finally {
         await ceiling.close();
       }
@@ -285,8 +300,8 @@ export function createBench(deps: {
 
     async measure(label, spec, { others = [], between } = {}) {
       const measured = [{ label, spec }, ...others];
-      const { runs, peaks } = await interleave(measured.map((m) => ({ run: runnerOf(m.spec), profile: m.label })), between);
-      const [real, ...rest] = measured.map((m, i) => finish(row(m.label, 'real', runs[i], peaks[i])));
+      const { runs, peaks, cpu } = await interleave(measured.map((m) => ({ run: runnerOf(m.spec), profile: m.label })), between);
+      const [real, ...rest] = measured.map((m, i) => finish(row(m.label, 'real', runs[i], peaks[i], cpu[i])));
       return { real, others: rest };
     },
 
@@ -316,7 +331,7 @@ export function createBench(deps: {
         const { runs, peaks } = await interleave([
           { run: runner(ceiling.port, mine.spec) },
           { run: runner(server.ports[mine.spec.face], mine.spec), profile: mine.label },
-          { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec) },
+          { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec), cpu: false },
         ]);
         const c = finish({ ...row(mine.label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
         const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };

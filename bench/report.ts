@@ -53,17 +53,18 @@ export function formatSummary(report: Report, collected: Collected): string {
   const rows: string[][] = collected.measurements.map((m) => [
     `${m.label} (${m.kind})`,
     int(m.requestsPerSecond),
+    m.perCore === undefined ? '' : int(m.perCore),
     num(m.p50Ms),
     num(m.p99Ms),
     num(m.ratio),
     m.target ? `${m.target.op} ${m.target.threshold}` : '',
     m.pass === undefined ? '' : m.pass ? 'PASS' : 'FAIL',
   ]);
-  for (const c of collected.checks) rows.push([c.label, '', '', '', `${num(c.value)}${c.unit === 'x' ? '' : ` ${c.unit}`}`, `${c.target.op} ${c.target.threshold}`, c.pass ? 'PASS' : 'FAIL']);
+  for (const c of collected.checks) rows.push([c.label, '', '', '', '', `${num(c.value)}${c.unit === 'x' ? '' : ` ${c.unit}`}`, `${c.target.op} ${c.target.threshold}`, c.pass ? 'PASS' : 'FAIL']);
   const o = report.options;
   const title = `Summary: ${o.store}, ${int(report.seed.users)} users, ${o.connections} connections, `
     + `${o.durationSeconds} s per measured route, server log level ${o.logLevel}${(o.nodeFlags as string[]).length ? `, node flags ${(o.nodeFlags as string[]).join(' ')}` : ''}`
     + '; '
     + `load average ${report.machine.loadAverageStart.map((x) => x.toFixed(2)).join(' ')} -> ${report.machine.loadAverageEnd.map((x) => x.toFixed(2)).join(' ')} on ${report.machine.cpus} CPUs`;
-  return `${title}\n${table(['measurement', 'req/s', 'p50 ms', 'p99 ms', 'ratio/value', 'target', 'result'], rows, new Set([1, 2, 3, 4]))}`;
+  return `${title}\n${table(['measurement', 'req/s', 'per core', 'p50 ms', 'p99 ms', 'ratio/value', 'target', 'result'], rows, new Set([1, 2, 3, 4, 5]))}`;
 }
