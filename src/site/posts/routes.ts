@@ -91,7 +91,8 @@ const listQuery = {
   },
 } as const;
 
-interface CachedPage { until: number; body: string; total: number }
+/** A listing page as it is sent: encoded once, not on every write of a string. */
+interface CachedPage { until: number; body: Buffer; total: number }
 
 async function requireWriter(request: FastifyRequest): Promise<void> {
   const capabilities = await request.principal.capabilities();
@@ -124,7 +125,7 @@ export async function postsRoutes(app: FastifyInstance, opts: PostsRoutesOptions
     let hit = cacheMs > 0 ? cache.get(key) : undefined;
     if (!hit || hit.until <= now) {
       const result = await posts.list({ status, page, perPage });
-      hit = { until: now + cacheMs, body: JSON.stringify(result.posts.map(wire)), total: result.total };
+      hit = { until: now + cacheMs, body: Buffer.from(JSON.stringify(result.posts.map(wire))), total: result.total };
       if (cacheMs > 0) {
         if (cache.size >= MAX_CACHED_PAGES) cache.clear();
         cache.set(key, hit);
