@@ -12,7 +12,7 @@ import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
-import { createTestClock, type TestClock } from '../../src/lib/clock.ts';
+import { createTestClock, type Clock, type TestClock } from '../../src/lib/clock.ts';
 import { openTestStore, type StoreKind } from './stores.ts';
 
 export interface TestApp {
@@ -32,7 +32,7 @@ export interface AdminClient {
   get(path: string, options?: { headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
 }
 
-export function adminClient(app: FastifyInstance, customer: CreatedCustomer, clock: TestClock): AdminClient {
+export function adminClient(app: FastifyInstance, customer: CreatedCustomer, clock: Clock): AdminClient {
   const headers = () => {
     const timestamp = String(clock.now());
     return {
