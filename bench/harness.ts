@@ -149,8 +149,8 @@ export function describeRow(row: MeasurementRow): string {
     `p99 ${fmt(row.p99Ms).padStart(6)} ms`,
   ];
   if (row.responseBytes !== undefined) parts.push(`body ${row.responseBytes.toLocaleString('en-US')} B`);
-  // The ceiling sends precomputed bytes: a real route faster than it means the yardstick is broken.
   if (row.perCore !== undefined) parts.push(`${Math.round(row.perCore).toLocaleString('en-US').padStart(7)}/s per core`);
+  // The ceiling sends precomputed bytes: a real route faster than it means the yardstick is broken.
   if (row.ratio !== undefined) parts.push(`ratio ${fmt(row.ratio)}${row.ratio > 1 ? ' (above 1: the ceiling is broken)' : ''}`);
   if (row.target) parts.push(`target ${row.target.op} ${row.target.threshold}  ${row.pass ? 'PASS' : 'FAIL'}`);
   if (row.failed > 0) parts.push(`(${row.failed} failed: ${JSON.stringify(row.statusCodes)})`);
@@ -198,7 +198,7 @@ export function createBench(deps: {
   const row = (label: string, kind: MeasurementRow['kind'], runs: LoadRun[], peaks: (number | undefined)[], cpu: (number | undefined)[] = []): MeasurementRow => {
     const known = peaks.filter((p): p is number => p !== undefined);
     const stats = summarise(runs);
-    const cpuSeconds = cpu.length === runs.length && cpu.every((c) => c !== undefined) ? cpu.reduce((a, c) => a! + c!, 0)! : 0;
+    const cpuSeconds = cpu.length === runs.length && cpu.every((c) => c !== undefined) ? cpu.reduce<number>((sum, c) => sum + (c ?? 0), 0) : 0;
     return {
       scenario, label, kind, ...stats,
       ...(known.length ? { peakRssMiB: Math.max(...known) } : {}),
@@ -328,14 +328,14 @@ export function createBench(deps: {
         ...(payload !== undefined ? { payload } : {}),
       });
       try {
-        const { runs, peaks } = await interleave([
+        const { runs, peaks, cpu } = await interleave([
           { run: runner(ceiling.port, mine.spec) },
           { run: runner(server.ports[mine.spec.face], mine.spec), profile: mine.label },
           { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec), cpu: false },
         ]);
-        const c = finish({ ...row(mine.label, 'ceiling', runs[0], []), responseBytes: Buffer.byteLength(ceiling.body) });
+        const c = finish({ ...row(mine.label, 'ceiling', runs[0], [], cpu[0]), responseBytes: Buffer.byteLength(ceiling.body) });
         const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };
-        const ours = finish(ratio(row(mine.label, 'real', runs[1], peaks[1])));
+        const ours = finish(ratio(row(mine.label, 'real', runs[1], peaks[1], cpu[1])));
         const base = finish(ratio(row(`${theirs.label} @ ${baseline.ref}`, 'real', runs[2], [])));
         bench.check(`${mine.label} this ÷ ${baseline.ref}`, ours.requestsPerSecond / base.requestsPerSecond, 'x', { op: '>=', threshold: 0.9, source: 'issue 27' },
           `${Math.round(ours.requestsPerSecond)} vs ${Math.round(base.requestsPerSecond)} req/s; to the ceiling ${ours.ratio!.toFixed(2)} vs ${base.ratio!.toFixed(2)}`);

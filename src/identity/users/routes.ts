@@ -121,13 +121,13 @@ function wireOptions(request: FastifyRequest, includeRole: boolean): WireOptions
 const renderedBodies = new WeakMap<object, Buffer>();
 
 function renderedOnce(reply: FastifyReply, kept: object, render: () => Record<string, unknown>): Buffer {
-  let text = renderedBodies.get(kept);
-  if (text === undefined) {
-    text = Buffer.from(JSON.stringify(render()));
-    renderedBodies.set(kept, text);
+  let body = renderedBodies.get(kept);
+  if (body === undefined) {
+    body = Buffer.from(JSON.stringify(render()));
+    renderedBodies.set(kept, body);
   }
   reply.type('application/json; charset=utf-8');
-  return text;
+  return body;
 }
 
 export async function userRoutes(app: FastifyInstance, opts: { users: UsersService }): Promise<void> {
