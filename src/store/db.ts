@@ -3,7 +3,7 @@
  * opens a pg pool; anything else is a SQLite file path (":memory:" for tests).
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type PostgresPool, type PostgresPoolClient, type RawBuilder, type SqliteDatabase, type SqliteDialectConfig, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
 import { createChangeLog, createWriteTracker, type ChangeFeed, type WriteTracker } from './changes.ts';
 import { listenForChanges } from './postgres-changes.ts';
@@ -81,7 +81,7 @@ function createSqliteStore(path: string): Store {
     return true;
   });
   const statements = withStatementCache(database, createWriteTracker(changes));
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
   return {
     db,
     dialect: 'sqlite',
@@ -89,6 +89,39 @@ function createSqliteStore(path: string): Store {
     ping: async () => { database.prepare('select 1').get(); },
     close: () => db.destroy(),
   };
+}
+
+/**
+ * SQLite transactions begin IMMEDIATE: each takes the database's write lock at its start (waiting up to
+ * busy_timeout for another process's writer), not at its first write. A deferred transaction that read
+ * first could not upgrade once another process (the CLI, a second server on the file) had committed
+ * meanwhile: SQLite answers SQLITE_BUSY at once rather than wait. And a change that reads its row
+ * before writing it needs no statement to lock it (forUpdate). In one process nothing changes:
+ * Kysely runs one statement, and one transaction, at a time on its single connection.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+/**
+ * What a select appends to hold its rows until the transaction ends: ` for update` on PostgreSQL;
+ * nothing on SQLite, where the transaction already holds the write lock (ImmediateSqliteDriver).
+ */
+export function forUpdate(db: Executor): RawBuilder<unknown> {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? sql` for update` : sql``;
 }
 
 /**
