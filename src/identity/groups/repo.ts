@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
-import type { Executor } from '../../store/db.ts';
+import { forUpdate, type Executor } from '../../store/db.ts';
 import type { GroupsTable } from '../../store/schema.ts';
 import type { UserLine } from '../users/types.ts';
 import type { Group, Membership } from './types.ts';
@@ -23,14 +23,13 @@ function toGroup(row: Selectable<GroupsTable> & { member_count: number | string 
 }
 
 /**
- * Serialises group writes of one customer until the transaction ends: a no-op update row-locks the
- * built-in group (PostgreSQL; SQLite already runs one writer at a time). Attribute merges and
- * default moves read, then write: without this, two requests would lose one's attributes or fail
- * on the one-default index.
+ * Serialises group writes of one customer until the transaction ends: the built-in group's row is
+ * locked (forUpdate: PostgreSQL; a SQLite transaction holds the write lock from its start). Attribute
+ * merges and default moves read, then write: without this, two requests would lose one's attributes
+ * or fail on the one-default index.
  */
 export async function lockCustomerGroups(db: Executor, customerId: number): Promise<void> {
-  await db.updateTable('groups').set((eb) => ({ is_customer_default: eb.ref('is_customer_default') }))
-    .where('customer_id', '=', customerId).where('is_customer_default', '=', 1).execute();
+  await sql`select id from groups where customer_id = ${customerId} and is_customer_default = 1${forUpdate(db)}`.execute(db);
 }
 
 export async function insertGroup(db: Executor, customerId: number, values: {
