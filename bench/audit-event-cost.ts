@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SYSTEM } from '../src/audit/context.ts';
 import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 
@@ -29,7 +30,7 @@ async function batch(node: Composition, withEvent: boolean): Promise<number> {
   const start = process.cpuUsage();
   for (let i = 0; i < perBatch; i++) {
     await node.store.db.transaction().execute(async (trx) => {
-      if (withEvent) await node.services.audit.record(trx, customer.customerId, { action: 'user.updated', target: { type: 'user', id: String(i), name: 'ada' } });
+      if (withEvent) await node.services.audit.record(trx, customer.customerId, { action: 'user.updated', target: { type: 'user', id: String(i), name: 'ada' } }, SYSTEM);
     });
   }
   const used = process.cpuUsage(start);

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { SYSTEM } from '../src/audit/context.ts';
 import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { runLoad, type LoadRun } from './load.ts';
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
     try {
       const customer = await setup.services.customers.create({ email: 'bench@example.test' });
       customerKey = customer.customerKey;
-      await setup.services.users.create(customer.customerId, { username: USER, email: `${USER}@example.test`, firstName: 'Bench', lastName: 'Login', password: PASSWORD, customAttributes: {} });
+      await setup.services.users.create(customer.customerId, { username: USER, email: `${USER}@example.test`, firstName: 'Bench', lastName: 'Login', password: PASSWORD, customAttributes: {} }, SYSTEM);
     } finally {
       await setup.close();
     }

@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { SYSTEM } from '../src/audit/context.ts';
 import { loadConfig } from '../src/config.ts';
 import { createSealer } from '../src/lib/seal.ts';
 import { createOutbox } from '../src/mail/outbox.ts';
@@ -69,7 +70,7 @@ test('compose passes the sender to the mail worker and the TTL to POST /oauth/to
   const env = await build(t, 'sqlite', {
     LATCHKEY_MAIL_FROM: 'Acme Sign-in <login@acme.example>', LATCHKEY_SMTP_URL: sink.url, LATCHKEY_OAUTH_TOKEN_TTL_SECONDS: '600',
   });
-  const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' });
+  const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' }, SYSTEM);
   const token = await env.identity.inject({
     method: 'POST', url: '/oauth/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}` },

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { SYSTEM } from '../src/audit/context.ts';
 import { describeEachStore } from './helpers/stores.ts';
 import { buildSite, PASSWORD } from './site/helpers.ts';
 
@@ -317,7 +318,7 @@ describeEachStore('fuzz over every route of both faces', (kind) => {
 
     const statuses = new Map<string, number>();
     const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`;
-    const scimToken = (await s.composition.services.scimTokens.create(s.customer.customerId, 'fuzz')).token;
+    const scimToken = (await s.composition.services.scimTokens.create(s.customer.customerId, 'fuzz', SYSTEM)).token;
     for (const route of routes) {
       const openapiPath = route.url.replace(/^\/moas/, '').replace(/:(\w+)/g, '{$1}');
       const operation = (docs[route.face].paths?.[openapiPath] ?? {})[route.method.toLowerCase()];

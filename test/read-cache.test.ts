@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../src/audit/context.ts';
 import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
@@ -111,7 +112,7 @@ async function customerWithUser(node: Composition, username: string, firstName: 
   const customer = await node.services.customers.create({ email: `nodes-${randomBytes(4).toString('hex')}@example.test` });
   const user = await node.services.users.create(customer.customerId, {
     username, email: `${username}@example.test`, firstName, lastName, password: PASSWORD, customAttributes: {},
-  });
+  }, SYSTEM);
   return { customer, user };
 }
 
@@ -137,16 +138,16 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
       assert.equal((await list()).users[0].fname, 'Ada');
     }
 
-    await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} });
+    await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} }, SYSTEM);
     await seenOnThisNode(kind, async () => (await get()).users[0].fname === 'Augusta', 'users/get after an update elsewhere');
     assert.equal((await list()).users[0].fname, 'Augusta');
 
-    await elsewhere.services.groups.upsert(customer.customerId, [{ name: 'analysts', isDefault: false, attributes: {} }]);
-    await elsewhere.services.groups.updateMembers(customer.customerId, 'analysts', [{ primaryEmail: 'ada@example.test', remove: false }]);
+    await elsewhere.services.groups.upsert(customer.customerId, [{ name: 'analysts', isDefault: false, attributes: {} }], SYSTEM);
+    await elsewhere.services.groups.updateMembers(customer.customerId, 'analysts', [{ primaryEmail: 'ada@example.test', remove: false }], SYSTEM);
     await seenOnThisNode(kind, async () => (await get()).users[0].groups.includes('analysts'), 'users/get after a membership added elsewhere');
     assert.ok((await list()).users[0].groups.includes('analysts'));
 
-    await elsewhere.services.users.remove(customer.customerId, 'ada');
+    await elsewhere.services.users.remove(customer.customerId, 'ada', SYSTEM);
     await seenOnThisNode(kind, async () => (await admin.post('/admin/users/get', { customerKey, username: 'ada' })).statusCode === 404, 'users/get after a delete elsewhere');
     assert.deepEqual((await list()).users, []);
   });
@@ -158,21 +159,21 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     const tokens = here.services.apiTokens;
     const myself = (secret: string) => site.inject({ method: 'GET', url: '/rest/api/2/myself', headers: { authorization: `Bearer ${secret}` } });
 
-    const revoked = await tokens.create(customer.customerId, { userId: user.id, name: 'to revoke', type: 'bearer', expiresInDays: 30 });
-    const kept = await tokens.create(customer.customerId, { userId: user.id, name: 'to keep', type: 'bearer', expiresInDays: 30 });
+    const revoked = await tokens.create(customer.customerId, { userId: user.id, name: 'to revoke', type: 'bearer', expiresInDays: 30 }, SYSTEM);
+    const kept = await tokens.create(customer.customerId, { userId: user.id, name: 'to keep', type: 'bearer', expiresInDays: 30 }, SYSTEM);
     for (let i = 0; i < 2; i++) {
       assert.equal((await myself(revoked.secret)).statusCode, 200);
       assert.equal((await myself(kept.secret)).statusCode, 200);
     }
 
-    await elsewhere.services.apiTokens.revoke(customer.customerId, revoked.id);
+    await elsewhere.services.apiTokens.revoke(customer.customerId, revoked.id, SYSTEM);
     await seenOnThisNode(kind, async () => (await myself(revoked.secret)).statusCode === 401, 'a token revoked elsewhere');
     assert.equal((await myself(kept.secret)).statusCode, 200);
 
-    await elsewhere.services.users.update(customer.customerId, { username: 'grace', firstName: 'Amazing', customAttributes: {} });
+    await elsewhere.services.users.update(customer.customerId, { username: 'grace', firstName: 'Amazing', customAttributes: {} }, SYSTEM);
     await seenOnThisNode(kind, async () => (await myself(kept.secret)).json().displayName === 'Amazing Hopper', 'myself after an update elsewhere');
 
-    await elsewhere.services.users.setDisabled(customer.customerId, 'grace', true);
+    await elsewhere.services.users.setDisabled(customer.customerId, 'grace', true, SYSTEM);
     await seenOnThisNode(kind, async () => (await myself(kept.secret)).statusCode === 401, "a token whose owner was disabled elsewhere");
   });
 
@@ -186,7 +187,7 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     const posts = () => site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { authorization: `Bearer ${jwt}` } });
     for (let i = 0; i < 2; i++) assert.equal((await posts()).statusCode, 200);
 
-    await elsewhere.services.users.setDisabled(customer.customerId, 'alan', true);
+    await elsewhere.services.users.setDisabled(customer.customerId, 'alan', true, SYSTEM);
     // The spec answers a revoked JWT with 400 INVALID_TOKEN.
     await seenOnThisNode(kind, async () => (await posts()).statusCode === 400, 'a JWT whose user was disabled elsewhere');
   });
@@ -195,11 +196,11 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     const { here, elsewhere } = await twoNodes(t, kind);
     const { customer } = await customerWithUser(here, 'ada', 'Ada', 'Byron');
     const site = await siteOf(t, here, customer);
-    const created = await here.services.siteApiKeys.create(customer.customerId, { login: 'ada' });
+    const created = await here.services.siteApiKeys.create(customer.customerId, { login: 'ada' }, SYSTEM);
     const posts = () => site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { authorization: `Bearer ${created.apiKey}` } });
     for (let i = 0; i < 2; i++) assert.equal((await posts()).statusCode, 200);
 
-    await elsewhere.services.siteApiKeys.revoke(customer.customerId, created.id);
+    await elsewhere.services.siteApiKeys.revoke(customer.customerId, created.id, SYSTEM);
     await seenOnThisNode(kind, async () => (await posts()).statusCode === 401, 'an API key revoked elsewhere');
   });
 
@@ -211,7 +212,7 @@ describeEachStore('kept answers follow writes on other nodes', (kind) => {
     const admin = adminClient(identity, customer, here.clock as ReturnType<typeof createTestClock>);
     const get = async () => (await admin.post('/admin/users/get', { customerKey: customer.customerKey, username: 'ada' })).json();
     assert.equal((await get()).users[0].fname, 'Ada');
-    await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} });
+    await elsewhere.services.users.update(customer.customerId, { username: 'ada', firstName: 'Augusta', customAttributes: {} }, SYSTEM);
     // Nothing kept: even on PostgreSQL the very next request reads the update, no notification needed.
     assert.equal((await get()).users[0].fname, 'Augusta');
   });

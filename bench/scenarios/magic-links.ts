@@ -5,6 +5,7 @@
  * measured with mail leaving in the background, as on a real server.
  */
 import { randomBytes } from 'node:crypto';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { createSealer } from '../../src/lib/seal.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { sha256Hex } from '../../src/lib/tokens.ts';
@@ -26,8 +27,8 @@ function benchApplications(bench: Bench, purpose: string, count: number): Promis
     const { applications, policies } = bench.composition.services;
     const made = [...already];
     while (made.length < count) {
-      const { application } = await applications.create(bench.customer.customerId, { name: `Bench ${purpose} ${made.length + 1}`, type: 'JWT', returnUrls: [RETURN_URL] });
-      await policies.create(bench.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
+      const { application } = await applications.create(bench.customer.customerId, { name: `Bench ${purpose} ${made.length + 1}`, type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
+      await policies.create(bench.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
       made.push({ id: application.id, uuid: application.uuid });
     }
     return made;

@@ -8,6 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import * as client from 'openid-client';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { Browser } from '../../test/helpers/relying-party.ts';
 import { drivenLoad, FlowFailed } from '../flows.ts';
 import type { Bench, Scenario } from '../harness.ts';
@@ -56,9 +57,9 @@ export const oidcSignIn: Scenario = {
     const { applications, policies } = bench.composition.services;
     const { db } = bench.composition.store;
     const customerId = bench.customer.customerId;
-    const { application, clientSecret } = await applications.create(customerId, { name: 'Bench OIDC', type: 'OAUTH', redirectUris: [REDIRECT_URI] });
+    const { application, clientSecret } = await applications.create(customerId, { name: 'Bench OIDC', type: 'OAUTH', redirectUris: [REDIRECT_URI] }, SYSTEM);
     if (!clientSecret) throw new Error('oidc-sign-in: the OAUTH application has no client secret');
-    await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', secondFactor: 'NONE' });
+    await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', secondFactor: 'NONE' }, SYSTEM);
     const { issuer, route, config } = await relyingParty(bench, application.uuid, clientSecret);
 
     // Each worker signs its own users in, one at a time: the per-user throttle never sees two at once.

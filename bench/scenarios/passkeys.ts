@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { sha256Hex } from '../../src/lib/tokens.ts';
 import { assertion, createCredential, type SoftwareCredential } from '../authenticator.ts';
 import { drivenLoad, FlowFailed } from '../flows.ts';
@@ -31,7 +32,7 @@ async function enrol(bench: Bench, users: { id: number; username: string }[]): P
     const holder = { customerId: bench.customer.customerId, userId: user.id };
     const { ceremonyId, options } = await passkeys.registrationOptions(holder, { username: user.username, displayName: user.username });
     const { credential, response } = createCredential(options, passkeys.rp.origin);
-    await passkeys.register(holder, ceremonyId, response, 'Bench software authenticator', 'latchkey-bench');
+    await passkeys.register(holder, ceremonyId, response, 'Bench software authenticator', 'latchkey-bench', SYSTEM);
     made.set(user.id, credential);
   }
   return made;
@@ -68,8 +69,8 @@ export const passkeyAssertion: Scenario = {
     const { applications, policies } = bench.composition.services;
     const { db } = bench.composition.store;
     const customerId = bench.customer.customerId;
-    const { application } = await applications.create(customerId, { name: 'Bench passkeys', type: 'JWT', returnUrls: [RETURN_URL] });
-    await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSKEY', secondFactor: 'NONE' });
+    const { application } = await applications.create(customerId, { name: 'Bench passkeys', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
+    await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSKEY', secondFactor: 'NONE' }, SYSTEM);
     // The relying party as the server under test is it: LATCHKEY_PUBLIC_URL's origin and host (its issuer's).
     const issuer = await serverIssuer(bench);
     const origin = new URL(issuer).origin;

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { Bench, Scenario } from '../harness.ts';
 import { benchUsername } from '../seed.ts';
 
@@ -33,8 +34,8 @@ export const samlSso: Scenario = {
   async run(bench) {
     const { applications, policies, ssoSessions, users } = bench.composition.services;
     const customerId = bench.customer.customerId;
-    const { application } = await applications.create(customerId, { name: 'Bench SAML', type: 'SAML', entityId: ENTITY_ID, acsUrls: [ACS_URL] });
-    await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', secondFactor: 'NONE' });
+    const { application } = await applications.create(customerId, { name: 'Bench SAML', type: 'SAML', entityId: ENTITY_ID, acsUrls: [ACS_URL] }, SYSTEM);
+    await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', secondFactor: 'NONE' }, SYSTEM);
     const user = await users.findByLogin(customerId, benchUsername(1));
     if (!user) throw new Error('no seeded user');
     // The session a password sign-in opens, written through the service (bench only: no argon2id in the figure).

@@ -3,6 +3,7 @@
  * `GET /scim/v2/Users?filter=userName eq "<user>"` with the customer's SCIM bearer token, spread over
  * the seeded users (a different user each request), against signed users/get in interleaved slices.
  */
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { Scenario } from '../harness.ts';
 import { benchUsername } from '../seed.ts';
 
@@ -16,7 +17,7 @@ export const scimUsersFilter: Scenario = {
   summary: 'GET /scim/v2/Users?filter=userName eq "<user>" with a SCIM bearer token, a different seeded user each request, vs signed users/get, in interleaved slices',
   async run(bench) {
     const { customerId, customerKey } = bench.customer;
-    const { token } = await bench.composition.services.scimTokens.create(customerId, 'Bench SCIM client');
+    const { token } = await bench.composition.services.scimTokens.create(customerId, 'Bench SCIM client', SYSTEM);
     const headers = { authorization: `Bearer ${token}`, accept: 'application/scim+json' };
     const spread = Math.min(bench.users, 10_000);
     let next = 0;

@@ -6,6 +6,7 @@
  * throttle never sees more than one attempt at a time.
  */
 import { randomBytes } from 'node:crypto';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { sha256Hex } from '../../src/lib/tokens.ts';
 import type { Bench, Scenario } from '../harness.ts';
 import { BENCH_PASSWORD, benchUsername } from '../seed.ts';
@@ -17,8 +18,8 @@ async function preparedFlows(bench: Bench, count: number): Promise<{ flowIds: st
   const { db } = bench.composition.store;
   const { applications, policies } = bench.composition.services;
   const customerId = bench.customer.customerId;
-  const { application } = await applications.create(customerId, { name: 'Bench sign-in', type: 'JWT', returnUrls: [RETURN_URL] });
-  await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', secondFactor: 'NONE' });
+  const { application } = await applications.create(customerId, { name: 'Bench sign-in', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
+  await policies.create(customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', secondFactor: 'NONE' }, SYSTEM);
   const spread = Math.min(bench.users, 5_000);
   const users = await db.selectFrom('users').select(['id', 'username']).where('customer_id', '=', customerId)
     .where('username', 'in', Array.from({ length: spread }, (_, i) => benchUsername(i + 1))).execute();

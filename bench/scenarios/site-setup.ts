@@ -1,4 +1,5 @@
 /** A site user with a password, 20 published posts, and a JWT from the real token endpoint. */
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { Bench, SiteFace } from '../harness.ts';
 import { createPostsService } from '../../src/site/posts/service.ts';
 
@@ -15,7 +16,7 @@ export async function siteUserId(bench: Bench): Promise<number> {
   const created = await users.create(customerId, {
     username: SITE_USER, email: `${SITE_USER}@bench.example`, firstName: 'Bench', lastName: 'Site',
     password: SITE_PASSWORD, customAttributes: {},
-  });
+  }, SYSTEM);
   return created.id;
 }
 

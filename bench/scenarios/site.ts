@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { startEnvironment } from '../child.ts';
 import type { DrivenLoad } from '../flows.ts';
 import type { Bench, MeasurementRow, Scenario } from '../harness.ts';
@@ -24,7 +25,7 @@ export const sitePosts: Scenario = {
     await bench.compare('posts, HS256 JWT', bench.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${hs256}` } }), target);
     const rs256 = await login(bench, 'siteRs256');
     await bench.compare('posts, RS256 JWT', bench.site('GET', POSTS_PATH, { face: 'siteRs256', headers: { authorization: `Bearer ${rs256}` } }), target);
-    const { apiKey } = await bench.composition.services.siteApiKeys.create(bench.customer.customerId, { login: SITE_USER, name: 'bench' });
+    const { apiKey } = await bench.composition.services.siteApiKeys.create(bench.customer.customerId, { login: SITE_USER, name: 'bench' }, SYSTEM);
     await bench.compare('posts, API key', bench.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${apiKey}` } }), target);
   },
 };

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook as Verifier } from 'standardwebhooks';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { Bench, Scenario } from '../harness.ts';
 import { headersOf } from '../load.ts';
 import { benchUsername } from '../seed.ts';
@@ -113,7 +114,7 @@ export const webhookDelivery: Scenario = {
 
       // One first, by itself: the figure means nothing unless a delivery arrives signed with the endpoint's secret.
       const probeStarted = Date.now();
-      await db.transaction().execute((trx) => audit.record(trx, customerId, { action: EVENT, target: target(0) }));
+      await db.transaction().execute((trx) => audit.record(trx, customerId, { action: EVENT, target: target(0) }, SYSTEM));
       await arrivals(receiver, 1, 30);
       bench.note(`one endpoint (${receiver.url}); the first delivery arrived ${((receiver.firstAt! - probeStarted) / 1000).toFixed(2)} s after its event (the worker polls once a second), headers and signature checked`);
 
@@ -122,7 +123,7 @@ export const webhookDelivery: Scenario = {
       const writeStarted = Date.now();
       // One transaction: the worker sees every delivery at once; each event writes its delivery in it.
       await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < DELIVERIES; i++) await audit.record(trx, customerId, { action: EVENT, target: target(i) });
+        for (let i = 0; i < DELIVERIES; i++) await audit.record(trx, customerId, { action: EVENT, target: target(i) }, SYSTEM);
       });
       const committedAt = Date.now();
       await arrivals(receiver, before + DELIVERIES, 600);

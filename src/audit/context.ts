@@ -1,43 +1,29 @@
 /**
- * Who is acting, for the whole async call chain of one request or command. Each face sets it once
- * (admin API, console, CLI, hosted pages); the recorder reads it, so no service signature carries it.
+ * Who is acting, from where, in which request: each face builds one per request or command (admin
+ * API, console, CLI, SCIM, hosted pages, site) and passes it to the services that change something,
+ * which hand it to the recorder. It is an argument, not an AsyncLocalStorage: on Node.js 20 that
+ * turns on promise hooks for the whole process, a measured sixth of every small request's CPU
+ * (docs/performance.md, "Audit overhead and audit read rate").
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AuditActor } from './types.ts';
 
-export interface AuditContext { actor: AuditActor; ip: string; requestId: string; correlationId: string }
-
-const storage = new AsyncLocalStorage<AuditContext>();
-
-function systemContext(): AuditContext {
-  return { actor: { type: 'system', id: '' }, ip: '', requestId: '', correlationId: '' };
+export interface AuditContext {
+  readonly actor: AuditActor;
+  readonly ip: string;
+  readonly requestId: string;
+  /** "" where the request had none; the magic-link generate names its own. */
+  readonly correlationId: string;
 }
 
-export function runWithAuditContext<T>(context: AuditContext, fn: () => T): T {
-  return storage.run({ ...context, actor: { ...context.actor } }, fn);
+/** The system acting on its own (a purge, a job, a test's setup): no request behind it. */
+export const SYSTEM: AuditContext = Object.freeze({ actor: Object.freeze({ type: 'system', id: '' }), ip: '', requestId: '', correlationId: '' });
+
+/** A request's context: `actor` acting from its address, under its id. */
+export function requestContext(request: { ip: string; id: unknown }, actor: AuditActor = SYSTEM.actor): AuditContext {
+  return { actor, ip: request.ip, requestId: String(request.id), correlationId: '' };
 }
 
-/**
- * Makes `context` the current one for the rest of the current async resource (a Fastify hook's
- * continuation and the handler after it). Faces whose framework gives no function to wrap use this.
- */
-export function enterAuditContext(context: AuditContext): void {
-  storage.enterWith({ ...context, actor: { ...context.actor } });
-}
-
-/** The current context; outside any: { actor: { type: 'system', id: '' }, ip: '', requestId: '', correlationId: '' }. */
-export function auditContext(): AuditContext {
-  return storage.getStore() ?? systemContext();
-}
-
-/** Sets the correlation id of the current context (the magic-link generate names its request's correlationId). */
-export function setAuditCorrelationId(correlationId: string): void {
-  const context = storage.getStore();
-  if (context) context.correlationId = correlationId;
-}
-
-/** Names the acting user once a hosted page knows who it is (sign-in, landing, account, reset). */
-export function setAuditActor(actor: AuditActor): void {
-  const context = storage.getStore();
-  if (context) context.actor = { ...actor };
+/** The same request, with the user a hosted page has found out acting from here on. */
+export function actingUser(context: AuditContext, user: { id: number }): AuditContext {
+  return { ...context, actor: { type: 'user', id: String(user.id) } };
 }

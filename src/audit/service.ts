@@ -8,14 +8,14 @@ import type { Clock } from '../lib/clock.ts';
 import { Invalid } from '../lib/errors.ts';
 import type { Executor } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
-import { auditContext } from './context.ts';
+import type { AuditContext } from './context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import * as repo from './repo.ts';
-import type { AuditActor, AuditEvent, AuditPage, AuditQuery, AuditTarget } from './types.ts';
+import type { AuditEvent, AuditPage, AuditQuery, AuditTarget } from './types.ts';
 
 export interface AuditRecorder {
-  /** Writes one event with `executor` — the caller's transaction, so the event exists exactly when the change commits — and runs the listeners (webhooks' enqueue) in it too. Actor, ip, requestId, correlationId come from auditContext() unless `actor` is given. */
-  record(executor: Executor, customerId: number, event: { action: string; target: AuditTarget; actor?: AuditActor }): Promise<AuditEvent>;
+  /** Writes one event with `executor` — the caller's transaction, so the event exists exactly when the change commits — and runs the listeners (webhooks' enqueue) in it too. Actor, ip, requestId, correlationId come from `context`. */
+  record(executor: Executor, customerId: number, event: { action: string; target: AuditTarget }, context: AuditContext): Promise<AuditEvent>;
 }
 
 export type AuditListener = (executor: Executor, customerId: number, event: AuditEvent) => Promise<void>;
@@ -49,13 +49,12 @@ function checkQuery(query: AuditQuery): void {
 export function createAuditService(deps: { db: Kysely<Database>; clock: Clock }): AuditService {
   const listeners: AuditListener[] = [];
   return {
-    async record(executor, customerId, { action, target, actor }) {
-      const context = auditContext();
+    async record(executor, customerId, { action, target }, context) {
       const event: AuditEvent = {
         eventId: randomUUID(),
         time: deps.clock.now(),
         action,
-        actor: actor ? { type: actor.type, id: actor.id } : { ...context.actor },
+        actor: { type: context.actor.type, id: context.actor.id },
         target: { type: target.type, id: target.id, name: target.name },
         ip: context.ip,
         requestId: context.requestId,

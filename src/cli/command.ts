@@ -1,3 +1,4 @@
+import type { AuditContext } from '../audit/context.ts';
 import type { Composition } from '../compose/index.ts';
 import type { ParsedArgs } from './args.ts';
 
@@ -21,5 +22,6 @@ export interface Command {
   options: Record<string, string>;
   /** Creates the data directory and database when they do not exist (others refuse to run without them). */
   createsDatabase?: boolean;
-  run(args: ParsedArgs, ctx: { app: Composition }): Promise<CommandResult>;
+  /** `auditContext`: the operator, for every change the command makes (the audit log's actor). */
+  run(args: ParsedArgs, ctx: { app: Composition; auditContext: AuditContext }): Promise<CommandResult>;
 }

@@ -8,7 +8,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runWithAuditContext } from '../audit/context.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { LatchkeyError } from '../lib/errors.ts';
 import { parseArgs, UsageError } from './args.ts';
@@ -114,8 +113,8 @@ async function main(argv: string[]): Promise<number> {
     const { compose } = await import('../compose/index.ts');
     app = await compose(config);
     // Every change the command makes is the operator's, as the system names them; one id for the whole run.
-    const result = await runWithAuditContext({ actor: { type: 'cli', id: osUserName() }, ip: '', requestId: randomUUID(), correlationId: '' },
-      () => command.run(args, { app: app! }));
+    const auditContext = { actor: { type: 'cli', id: osUserName() }, ip: '', requestId: randomUUID(), correlationId: '' } as const;
+    const result = await command.run(args, { app, auditContext });
     if (!result.printed) process.stdout.write((json ? JSON.stringify(result.json) : result.text) + '\n');
     return result.exitCode ?? 0;
   } catch (error) {

@@ -9,7 +9,7 @@ import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
-import { runWithAuditContext } from '../audit/context.ts';
+import { requestContext } from '../audit/context.ts';
 import type { SiteConfig } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createSealer } from '../lib/seal.ts';
@@ -143,9 +143,10 @@ function consoleRoutes(opts: ConsolePluginOptions) {
         return sendPage(reply, 403, plainPage(pageContext(ctx, request, reply), 'Signed out',
           html`<p role="alert">Your session has ended, so nothing was changed.</p><p><a href="${ctx.root}/sign-in">Sign in again</a></p>`));
       });
-      // Who acts, for the audit log: the signed-in owner. Wrapping done() runs the handler inside it.
+      // Who acts, for the audit log: the signed-in owner.
       signedIn.addHook('preHandler', (request, _reply, done) => {
-        runWithAuditContext({ actor: { type: 'console', id: request.consoleOwner!.email }, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
+        request.auditContext = requestContext(request, { type: 'console', id: request.consoleOwner!.email });
+        done();
       });
       for (const routes of [accountRoutes, accountPasskeyRoutes, userRoutes, groupRoutes, applicationRoutes, oauthClientRoutes, auditRoutes, webhookRoutes, scimRoutes]) {
         await signedIn.register(routes(ctx));

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { asServiceUnavailable } from '../lib/errors.ts';
 import { answerClientError, discard } from './client-errors.ts';
 import { installInputChecks } from './input-checks.ts';
+import type { AuditContext } from '../audit/context.ts';
 
 export { checkBody, isMalformedMultipart, MAX_BODY_DEPTH, type BadInput } from './input-checks.ts';
 
@@ -50,6 +51,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route of the app, in registration order (HEAD routes, twins of GET ones, left out). */
     registeredRoutes: readonly RegisteredRoute[];
+  }
+  interface FastifyRequest {
+    /**
+     * Who acts in this request, for the audit log: set by a hook before the handler. The identity
+     * app names the system for every request, then the admin API, the console and SCIM their actor;
+     * the site sets it on the routes that write. Handlers pass it to the services that change something.
+     */
+    auditContext: AuditContext;
   }
 }
 
@@ -144,6 +153,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
   installInputChecks(app);
   const routes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', routes);
+  app.decorateRequest('auditContext', null as unknown as AuditContext);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url });
   });

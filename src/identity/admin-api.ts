@@ -3,8 +3,7 @@
  * checks the body's customerKey against the header, normalises nulls, and mounts each area.
  */
 import type { FastifyInstance } from 'fastify';
-import { runWithAuditContext } from '../audit/context.ts';
-import type { AuditActor } from '../audit/types.ts';
+import { requestContext } from '../audit/context.ts';
 import { checkBody } from '../http/app.ts';
 import { Invalid, Unauthenticated } from '../lib/errors.ts';
 import type { AdminAuthenticator } from './admin-auth.ts';
@@ -19,8 +18,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The customer whose signature authenticated this admin request. */
     customer: Customer;
-    /** Who acts for it: the signature's customer key, or the OAuth client of a bearer token (the audit log's actor). */
-    adminActor: AuditActor;
   }
   interface FastifyContextConfig {
     /** Top-level body fields whose text may span lines (line breaks and tabs; no other control character). */
@@ -62,7 +59,6 @@ const clip = (path: string) => (path.length > 64 ? `${path.slice(0, 64)}…` : p
 export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Promise<void> {
   installAdminErrors(app);
   app.decorateRequest('customer', null as unknown as Customer);
-  app.decorateRequest('adminActor', null as unknown as AuditActor);
 
   // Callback style, as every per-request hook here: an async hook costs Fastify a promise chain.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -74,7 +70,8 @@ export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Pro
       : opts.authenticator.authenticate(request.headers).then((customer) => ({ customer, actor: { type: 'api', id: customer.customerKey } as const }));
     authenticated.then(({ customer, actor }) => {
       request.customer = customer;
-      request.adminActor = actor;
+      // The audit log's actor: the signature's customer key, or the OAuth client of a bearer token.
+      request.auditContext = requestContext(request, actor);
       done();
     }, done);
   });
@@ -93,13 +90,6 @@ export async function adminApi(app: FastifyInstance, opts: AdminApiOptions): Pro
       return done(new Unauthenticated('customer_mismatch', 'admin'));
     }
     done();
-  });
-
-  // The handler and everything it awaits run inside this request's audit context: the last hook calls
-  // the handler synchronously from done(), so AsyncLocalStorage.run around done() covers it (the body
-  // is parsed by then, so no parser callback escapes the context).
-  app.addHook('preHandler', (request, _reply, done) => {
-    runWithAuditContext({ actor: request.adminActor, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
   });
 
   await app.register(userRoutes, { users: opts.users });

@@ -2,7 +2,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { runWithAuditContext } from '../audit/context.ts';
+import { requestContext } from '../audit/context.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
 import type { MetricsRegistry } from '../http/metrics.ts';
@@ -95,11 +95,12 @@ export async function buildIdentityApp(opts: IdentityAppOptions): Promise<Fastif
   });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  // Every request's work runs in its own audit context: the hosted pages (sign-in, landing, account,
-  // reset) start as the system and name the user once known (setAuditActor); the admin API and the
-  // console set their own actor in a hook of theirs, which runs inside this one.
-  app.addHook('preHandler', (request, _reply, done) => {
-    runWithAuditContext({ actor: { type: 'system', id: '' }, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
+  // Every request starts as the system acting from its address: the hosted pages (sign-in, landing,
+  // account, reset) name the user once they know who it is (actingUser); the admin API, the console
+  // and SCIM name their actor in a hook of theirs, which runs after this one.
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.auditContext = requestContext(request);
+    done();
   });
 
   await app.register(healthRoutes, { ping: opts.ping });

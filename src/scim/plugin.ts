@@ -6,7 +6,7 @@
  * The admin API's signature, customerKey and body checks are the /api scope's and do not apply here.
  */
 import type { FastifyInstance } from 'fastify';
-import { runWithAuditContext } from '../audit/context.ts';
+import { requestContext } from '../audit/context.ts';
 import { sendWire } from '../http/app.ts';
 import { parseStrictJson } from '../http/input-checks.ts';
 import { installPartErrors } from '../identity/errors.ts';
@@ -61,9 +61,9 @@ export function scimPlugin(opts: ScimPluginOptions): (app: FastifyInstance) => P
         }, done);
       });
 
-      // As the admin API does: the last hook calls the handler from done(), so the context covers it.
       scim.addHook('preHandler', (request, _reply, done) => {
-        runWithAuditContext({ actor: { type: 'scim', id: request.scimToken.tokenId }, ip: request.ip, requestId: String(request.id), correlationId: '' }, done);
+        request.auditContext = requestContext(request, { type: 'scim', id: request.scimToken.tokenId });
+        done();
       });
 
       await scim.register(scimDiscoveryRoutes, { baseUrl });

@@ -6,7 +6,7 @@
  */
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
-import { runWithAuditContext } from '../audit/context.ts';
+import { requestContext } from '../audit/context.ts';
 import type { Config, SiteConfig } from '../config.ts';
 import { createHttpApp } from '../http/app.ts';
 import { healthRoutes } from '../http/health.ts';
@@ -170,10 +170,8 @@ export async function buildSiteApp(opts: SiteAppOptions): Promise<FastifyInstanc
     // the token endpoint act as the system. Reads record nothing, so only routes that write get the context.
     const withAuditContext: preHandlerHookHandler = (request, _reply, done) => {
       const userId = request.principal?.userId;
-      runWithAuditContext({
-        actor: userId === null || userId === undefined ? { type: 'system', id: '' } : { type: 'user', id: String(userId) },
-        ip: request.ip, requestId: String(request.id), correlationId: '',
-      }, done);
+      request.auditContext = requestContext(request, userId === null || userId === undefined ? undefined : { type: 'user', id: String(userId) });
+      done();
     };
     scope.addHook('onRoute', (route) => {
       if ([route.method].flat().every((method) => READ_METHODS.has(method))) return;

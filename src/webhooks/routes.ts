@@ -47,7 +47,7 @@ export async function webhookRoutes(app: FastifyInstance, opts: { webhooks: Webh
     },
   }, async (request, reply) => {
     const { url, events } = request.body as { url: string; events: string[] };
-    const created = await webhooks.create(request.customer.id, { url, events });
+    const created = await webhooks.create(request.customer.id, { url, events }, request.auditContext);
     request.log.info({ webhookId: created.webhook.webhookId }, 'webhook created');
     // The only response that carries the secret: no cache may keep it.
     reply.header('cache-control', 'no-store');
@@ -79,7 +79,7 @@ export async function webhookRoutes(app: FastifyInstance, opts: { webhooks: Webh
     },
   }, async (request) => {
     const { webhookId } = request.body as { webhookId: string };
-    await webhooks.delete(request.customer.id, webhookId);
+    await webhooks.delete(request.customer.id, webhookId, request.auditContext);
     request.log.info({ webhookId }, 'webhook deleted');
     return { status: 'SUCCESS', message: 'Webhook deleted.' };
   });

@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../audit/context.ts';
 import type { AuditListener, AuditRecorder } from '../audit/service.ts';
 import type { AuditEvent } from '../audit/types.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -27,10 +28,10 @@ export const newMessageId = (): string => `msg_${randomUUID().replaceAll('-', ''
 
 export interface WebhooksService {
   /** @throws Invalid naming `url` or `events`. */
-  create(customerId: number, input: { url: string; events: unknown }): Promise<CreatedWebhook>;
+  create(customerId: number, input: { url: string; events: unknown }, context: AuditContext): Promise<CreatedWebhook>;
   list(customerId: number): Promise<Webhook[]>;
   /** @throws NotFound for an unknown webhook id (another customer's included). */
-  delete(customerId: number, webhookId: string): Promise<void>;
+  delete(customerId: number, webhookId: string, context: AuditContext): Promise<void>;
   /** The endpoint's latest deliveries, newest first. @throws NotFound */
   deliveries(customerId: number, webhookId: string, limit?: number): Promise<WebhookDelivery[]>;
   /**
@@ -73,7 +74,7 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
   };
 
   return {
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       const url = checkWebhookUrl(input.url, policy).href;
       const events = checkWebhookEvents(input.events);
       const webhookId = `wh_${randomUUID().replaceAll('-', '')}`;
@@ -81,7 +82,7 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
       const secret = `whsec_${randomBytes(32).toString('base64')}`;
       const webhook = await db.transaction().execute(async (trx) => {
         const created = await repo.insertWebhook(trx, customerId, { webhookId, url, events, sealedSecret: sealer.seal(secret, sealedSecretAad(webhookId)), now: clock.now() });
-        await audit.record(trx, customerId, { action: 'webhook.created', target: { type: 'webhook', id: webhookId, name: url } });
+        await audit.record(trx, customerId, { action: 'webhook.created', target: { type: 'webhook', id: webhookId, name: url } }, context);
         return created;
       });
       return { webhook, secret };
@@ -89,12 +90,12 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
 
     list: (customerId) => repo.listWebhooks(db, customerId),
 
-    async delete(customerId, webhookId) {
+    async delete(customerId, webhookId, context) {
       await db.transaction().execute(async (trx) => {
         const webhook = await repo.findWebhook(trx, customerId, webhookId);
         if (!webhook) throw new NotFound('webhook', WEBHOOK_NOT_FOUND);
         await repo.deleteWebhook(trx, customerId, webhook.id);
-        await audit.record(trx, customerId, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, name: webhook.url } });
+        await audit.record(trx, customerId, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, name: webhook.url } }, context);
       });
     },
 

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
@@ -61,16 +62,16 @@ export async function setup(t: TestContext, kind: StoreKind, env: Record<string,
     async addUser(username, options = {}) {
       const email = `${username}@example.test`;
       const groups = options.groups ?? [];
-      if (groups.length) await services.groups.upsert(customer.customerId, groups.map((name) => ({ name, isDefault: false, attributes: {} })));
+      if (groups.length) await services.groups.upsert(customer.customerId, groups.map((name) => ({ name, isDefault: false, attributes: {} })), SYSTEM);
       const user = await services.users.create(customer.customerId, {
         username, email, firstName: 'Abuse', lastName: 'Target', password: options.password ?? PASSWORD, customAttributes: {},
         ...(groups.length ? { groups: groups.map((name) => ({ name, attributes: [] })) } : {}),
-      });
+      }, SYSTEM);
       return { id: user.id, username, email };
     },
     async magicApp(secondFactor = 'NONE') {
-      const { application } = await services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] });
-      await services.policies.create(customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor });
+      const { application } = await services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
+      await services.policies.create(customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor }, SYSTEM);
       return application.uuid;
     },
   };

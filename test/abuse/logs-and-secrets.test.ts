@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import { SYSTEM } from '../../src/audit/context.ts';
 import * as owners from '../../src/console/owners/repo.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { hashPassword } from '../../src/lib/passwords.ts';
@@ -109,7 +110,7 @@ describeEachStore('abuse: secrets grep', (kind) => {
     assert.ok(await services.users.verifyCredentials(env.customer.customerId, 'keeper', password));
 
     // Site API keys (service, as the CLI makes them) and API tokens (route), each used once.
-    secrets.siteApiKey = (await services.siteApiKeys.create(env.customer.customerId, { login: 'keeper' })).apiKey;
+    secrets.siteApiKey = (await services.siteApiKeys.create(env.customer.customerId, { login: 'keeper' }, SYSTEM)).apiKey;
     const byKey = await site.inject({ method: 'GET', url: '/cms-json/cms/v2/posts', headers: { 'x-api-key': secrets.siteApiKey } });
     assert.equal(byKey.statusCode, 200, byKey.body);
     const basic = `Basic ${Buffer.from(`keeper:${password}`).toString('base64')}`;

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { GENERATE_CAP_PER_USER, GENERATE_CAP_WINDOW_MS } from '../../src/identity/magic-links/service.ts';
 import { describeEachStore, type StoreKind } from '../helpers/stores.ts';
 import { concurrently, RETURN_URL, setup } from './helpers.ts';
@@ -112,7 +113,7 @@ function bombingSuite(kind: StoreKind, redisUrl?: string): void {
     const user = await env.addUser('careful');
     await redisFor(t, env.customer.customerId, [user.id]);
     const app = await env.magicApp();
-    const { application: bare } = await env.composition.services.applications.create(env.customer.customerId, { name: 'Bare', type: 'JWT', returnUrls: [RETURN_URL] });
+    const { application: bare } = await env.composition.services.applications.create(env.customer.customerId, { name: 'Bare', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
     for (let i = 0; i < GENERATE_CAP_PER_USER + 3; i++) {
       const res = await env.admin.post('/admin/magiclink/generate', { username: user.username, applicationUuid: bare.uuid, redirectUri: RETURN_URL });
       assert.equal(res.statusCode, 400, res.body);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { AuditEvent, AuditTarget } from '../../src/audit/types.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { insertPasskey } from '../../src/identity/passkeys/repo.ts';
@@ -32,7 +33,7 @@ async function newUser(env: TestApp, extra: { password?: string } = {}) {
   const username = name('u');
   const user = await env.composition.services.users.create(env.customer.customerId, {
     username, email: `${username}@example.test`, firstName: 'Ada', lastName: 'Lovelace', customAttributes: {}, ...extra,
-  });
+  }, SYSTEM);
   return { userId: user.id, username, email: user.email };
 }
 
@@ -41,14 +42,14 @@ const userOf = (f: Fixture): AuditTarget => ({ type: 'user', id: String(f.userId
 async function jwtApplication(env: TestApp) {
   const { application } = await env.composition.services.applications.create(env.customer.customerId, {
     name: name('App '), type: 'JWT', returnUrls: [RETURN_URL], redirectUris: [], loginUrls: [],
-  });
+  }, SYSTEM);
   return application;
 }
 
 async function magicLinkFixture(env: TestApp) {
   const user = await newUser(env);
   const application = await jwtApplication(env);
-  await env.composition.services.policies.create(env.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK' });
+  await env.composition.services.policies.create(env.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK' }, SYSTEM);
   return { ...user, applicationUuid: application.uuid };
 }
 
@@ -57,7 +58,7 @@ async function userWithAuthenticator(env: TestApp) {
   const user = await newUser(env);
   const { mfa } = env.composition.services;
   const { secret } = await mfa.register(env.customer.customerId, { login: user.username, customerDisplayName: 'Test' });
-  await mfa.validate(env.customer.customerId, { login: user.username, secret, otp: totpAt(secret, env.clock.now()) });
+  await mfa.validate(env.customer.customerId, { login: user.username, secret, otp: totpAt(secret, env.clock.now()) }, SYSTEM);
   return user;
 }
 
@@ -89,7 +90,7 @@ const WRITES: Record<string, Case> = {
   '/admin/webhooks/delete': {
     setup: async (env) => {
       const url = `https://hooks.example.test/${name('h')}`;
-      const { webhook } = await env.composition.services.webhooks.create(env.customer.customerId, { url, events: ['user.'] });
+      const { webhook } = await env.composition.services.webhooks.create(env.customer.customerId, { url, events: ['user.'] }, SYSTEM);
       return { webhookId: webhook.webhookId, url };
     },
     body: (ck, f) => ({ customerKey: ck, webhookId: f.webhookId }),
@@ -105,7 +106,7 @@ const WRITES: Record<string, Case> = {
   },
   '/admin/scim-tokens/delete': {
     setup: async (env) => {
-      const { scimToken } = await env.composition.services.scimTokens.create(env.customer.customerId, name('Entra '));
+      const { scimToken } = await env.composition.services.scimTokens.create(env.customer.customerId, name('Entra '), SYSTEM);
       return { tokenId: scimToken.tokenId, tokenName: scimToken.name };
     },
     body: (ck, f) => ({ customerKey: ck, tokenId: f.tokenId }),
@@ -137,7 +138,7 @@ const WRITES: Record<string, Case> = {
   '/admin/users/enable': {
     setup: async (env) => {
       const user = await newUser(env);
-      await env.composition.services.users.setDisabled(env.customer.customerId, user.username, true);
+      await env.composition.services.users.setDisabled(env.customer.customerId, user.username, true, SYSTEM);
       return user;
     },
     body: (ck, f) => ({ customerKey: ck, username: f.username }),
@@ -189,7 +190,7 @@ const WRITES: Record<string, Case> = {
     setup: async (env) => {
       const user = await newUser(env);
       const groupName = name('Group ');
-      await env.composition.services.groups.upsert(env.customer.customerId, [{ name: groupName, isDefault: false, attributes: {} }]);
+      await env.composition.services.groups.upsert(env.customer.customerId, [{ name: groupName, isDefault: false, attributes: {} }], SYSTEM);
       const group = await env.composition.services.groups.findByName(env.customer.customerId, groupName);
       return { ...user, groupName, groupId: group!.id };
     },
@@ -224,8 +225,8 @@ const WRITES: Record<string, Case> = {
     setup: async (env) => {
       const application = await jwtApplication(env);
       const groupName = name('Group ');
-      await env.composition.services.groups.upsert(env.customer.customerId, [{ name: groupName, isDefault: false, attributes: {} }]);
-      const policy = await env.composition.services.policies.create(env.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', groupName });
+      await env.composition.services.groups.upsert(env.customer.customerId, [{ name: groupName, isDefault: false, attributes: {} }], SYSTEM);
+      const policy = await env.composition.services.policies.create(env.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD', groupName }, SYSTEM);
       return { policyId: policy.id, groupName };
     },
     body: (ck, f) => ({ customerKey: ck, policyId: f.policyId }),
@@ -241,7 +242,7 @@ const WRITES: Record<string, Case> = {
   },
   '/admin/oauth-clients/delete': {
     setup: async (env) => {
-      const { client } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: name('Client ') });
+      const { client } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: name('Client ') }, SYSTEM);
       return { clientId: client.clientId, name: client.name };
     },
     body: (ck, f) => ({ customerKey: ck, clientId: f.clientId }),
@@ -255,7 +256,7 @@ const WRITES: Record<string, Case> = {
   '/admin/magiclink/revoke': {
     setup: async (env) => {
       const f = await magicLinkFixture(env);
-      await env.composition.services.magicLinks.generate(env.customer.customerId, { username: f.username, applicationUuid: f.applicationUuid, redirectUri: RETURN_URL }, 'setup');
+      await env.composition.services.magicLinks.generate(env.customer.customerId, { username: f.username, applicationUuid: f.applicationUuid, redirectUri: RETURN_URL }, 'setup', SYSTEM);
       return f;
     },
     body: (_ck, f) => ({ username: f.username }),
@@ -331,7 +332,7 @@ describeEachStore('audit events of the admin API', (kind) => {
     const ck = Number(env.customer.customerKey);
     const user = await newUser(env);
     const groupName = name('Group ');
-    await env.composition.services.groups.upsert(env.customer.customerId, [{ name: groupName, isDefault: false, attributes: { groupAttribute1: 'x' } }]);
+    await env.composition.services.groups.upsert(env.customer.customerId, [{ name: groupName, isDefault: false, attributes: { groupAttribute1: 'x' } }], SYSTEM);
     const application = await jwtApplication(env);
     const before = (await allEvents(env)).length;
     const calls: [string, Record<string, unknown>][] = [
@@ -347,7 +348,7 @@ describeEachStore('audit events of the admin API', (kind) => {
     }
     await env.composition.services.applications.update(env.customer.customerId, application.uuid, {
       name: application.name, returnUrls: application.returnUrls, redirectUris: [], loginUrls: [],
-    });
+    }, SYSTEM);
     // Refused: nothing changed, nothing recorded.
     for (const [path, body] of [
       ['/admin/users/update', { customerKey: ck, username: user.username, email: 'not an e-mail' }],
@@ -366,7 +367,7 @@ describeEachStore('audit events of the admin API', (kind) => {
     const { audit } = env.composition.services;
     await env.composition.store.db.transaction().execute((trx) => audit.record(trx, env.customer.customerId, {
       action: 'group.updated', target: { type: 'group', id: String(user.userId), name: 'Same id' },
-    }));
+    }, SYSTEM));
     const all = await audit.list(env.customer.customerId, { limit: 10, targetId: String(user.userId) });
     assert.deepEqual(all.events.map((e) => e.action), ['group.updated', 'user.created']);
     const mine = await audit.list(env.customer.customerId, { limit: 10, targetId: String(user.userId), targetType: 'user' });

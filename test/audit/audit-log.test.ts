@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { build } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { getAll, readAllPages, recordEvents } from './helpers.ts';
@@ -22,7 +23,7 @@ describeEachStore('audit log', (kind) => {
     const { audit } = env.composition.services;
     const customerId = env.customer.customerId;
     await assert.rejects(env.composition.store.db.transaction().execute(async (trx) => {
-      await audit.record(trx, customerId, { action: 'user.deleted', target: { type: 'user', id: '1', name: 'gone' } });
+      await audit.record(trx, customerId, { action: 'user.deleted', target: { type: 'user', id: '1', name: 'gone' } }, SYSTEM);
       throw new Error('the change failed');
     }), /the change failed/);
     assert.deepEqual((await getAll(env.admin, env.customer.customerKey, { limit: 10 })).events, []);

@@ -10,11 +10,11 @@ import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs, UsageError } from '../../src/cli/args.ts';
 import { auditList } from '../../src/cli/commands/audit.ts';
 import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
-import { runWithAuditContext } from '../../src/audit/context.ts';
 import type { AuditEvent } from '../../src/audit/types.ts';
 import { build, fileTestEnv } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -26,11 +26,11 @@ describeEachStore('audit list', (kind) => {
     const { customerId, customerKey } = env.customer;
     const { users } = env.composition.services;
     // Created as the CLI would: the event names the cli actor.
-    await runWithAuditContext({ actor: { type: 'cli', id: 'operator' }, ip: '', requestId: 'r1', correlationId: '' },
-      () => users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'G', lastName: 'H', customAttributes: {} }));
+    await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'G', lastName: 'H', customAttributes: {} },
+      { actor: { type: 'cli', id: 'operator' }, ip: '', requestId: 'r1', correlationId: '' });
     const grace = (await users.findByLogin(customerId, 'grace'))!;
     await recordEvents(env, customerId, 3, 'group.updated', (i) => ({ type: 'group', id: `g${i}`, name: `G${i}` }));
-    const run = (...args: string[]) => auditList.run(parseArgs(['audit', 'list', '--customer-key', customerKey, ...args]), { app: env.composition });
+    const run = (...args: string[]) => auditList.run(parseArgs(['audit', 'list', '--customer-key', customerKey, ...args]), { app: env.composition, auditContext: SYSTEM });
 
     const all = (await run('--json')).json as { events: AuditEvent[]; nextCursor: string };
     assert.deepEqual(all.events.map((e) => e.action), ['group.updated', 'group.updated', 'group.updated', 'user.created']);
@@ -52,7 +52,7 @@ test('audit list --json and --follow --json through the CLI entry point', async 
   t.after(() => app.close());
   const customer = await app.services.customers.create({ email: 'owner@example.test' });
   const record = (name: string) => app.store.db.transaction().execute((trx) =>
-    app.services.audit.record(trx, customer.customerId, { action: 'group.updated', target: { type: 'group', id: name, name } }));
+    app.services.audit.record(trx, customer.customerId, { action: 'group.updated', target: { type: 'group', id: name, name } }, SYSTEM));
   for (const name of ['a', 'b', 'c']) await record(name);
   const args = ['--import', 'tsx', 'src/cli/main.ts', 'audit', 'list', '--customer-key', customer.customerKey, '--json'];
 

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { APIRequestContext } from 'playwright-core';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { AuditEvent, AuditTarget } from '../../src/audit/types.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn, type ConsoleServer } from '../console/browser.ts';
@@ -32,14 +33,14 @@ async function newUser(env: Env) {
   const username = unique('cu');
   const user = await env.server.composition.services.users.create(env.customerId, {
     username, email: `${username}@example.test`, firstName: 'Ada', lastName: 'Lovelace', customAttributes: {},
-  });
+  }, SYSTEM);
   return { userId: user.id, username, email: user.email };
 }
 const userOf = (f: Fixture): AuditTarget => ({ type: 'user', id: String(f.userId), name: String(f.username) });
 
 async function newGroup(env: Env) {
   const name = unique('cg');
-  await env.server.composition.services.groups.upsert(env.customerId, [{ name, isDefault: false, attributes: {} }]);
+  await env.server.composition.services.groups.upsert(env.customerId, [{ name, isDefault: false, attributes: {} }], SYSTEM);
   const group = await env.server.composition.services.groups.findByName(env.customerId, name);
   return { groupId: group!.id, groupName: name };
 }
@@ -48,7 +49,7 @@ const groupOf = (f: Fixture): AuditTarget => ({ type: 'group', id: String(f.grou
 async function newApplication(env: Env) {
   const { application } = await env.server.composition.services.applications.create(env.customerId, {
     name: unique('App'), type: 'JWT', returnUrls: ['https://app.example.test/r'], redirectUris: [], loginUrls: [],
-  });
+  }, SYSTEM);
   return { uuid: application.uuid, name: application.name };
 }
 
@@ -87,7 +88,7 @@ const WRITES: Record<string, Case> = {
   },
   '/scim/tokens/:tokenId/delete': {
     setup: async (env) => {
-      const { scimToken } = await env.server.composition.services.scimTokens.create(env.customerId, unique('Entra'));
+      const { scimToken } = await env.server.composition.services.scimTokens.create(env.customerId, unique('Entra'), SYSTEM);
       return { tokenId: scimToken.tokenId, name: scimToken.name };
     },
     path: (f) => `/scim/tokens/${f.tokenId}/delete`,
@@ -96,7 +97,7 @@ const WRITES: Record<string, Case> = {
   '/webhooks/:webhookId/delete': {
     setup: async (env) => {
       const url = `https://hooks.example.test/${unique('h')}`;
-      const { webhook } = await env.server.composition.services.webhooks.create(env.customerId, { url, events: ['user.'] });
+      const { webhook } = await env.server.composition.services.webhooks.create(env.customerId, { url, events: ['user.'] }, SYSTEM);
       return { webhookId: webhook.webhookId, url };
     },
     path: (f) => `/webhooks/${f.webhookId}/delete`,
@@ -124,7 +125,7 @@ const WRITES: Record<string, Case> = {
   '/users/:id/${action} (enable)': {
     setup: async (env) => {
       const user = await newUser(env);
-      await env.server.composition.services.users.setDisabled(env.customerId, user.username, true);
+      await env.server.composition.services.users.setDisabled(env.customerId, user.username, true, SYSTEM);
       return user;
     },
     path: (f) => `/users/${f.userId}/enable`,
@@ -141,7 +142,7 @@ const WRITES: Record<string, Case> = {
       const { mfa } = env.server.composition.services;
       const { totpAt } = await import('../../src/identity/mfa/totp.ts');
       const { secret } = await mfa.register(env.customerId, { login: user.username, customerDisplayName: 'Test' });
-      await mfa.validate(env.customerId, { login: user.username, secret, otp: totpAt(secret, env.server.clock.now()) });
+      await mfa.validate(env.customerId, { login: user.username, secret, otp: totpAt(secret, env.server.clock.now()) }, SYSTEM);
       return user;
     },
     path: (f) => `/users/${f.userId}/reset-mfa`,
@@ -161,7 +162,7 @@ const WRITES: Record<string, Case> = {
     setup: async (env) => {
       const user = await newUser(env);
       const application = await newApplication(env);
-      await env.server.composition.services.policies.create(env.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK' });
+      await env.server.composition.services.policies.create(env.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK' }, SYSTEM);
       return { ...user, application: application.uuid };
     },
     path: (f) => `/users/${f.userId}/magic-link`,
@@ -172,8 +173,8 @@ const WRITES: Record<string, Case> = {
     setup: async (env) => {
       const user = await newUser(env);
       const application = await newApplication(env);
-      await env.server.composition.services.policies.create(env.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK' });
-      await env.server.composition.services.magicLinks.generate(env.customerId, { username: user.username, applicationUuid: application.uuid, redirectUri: 'https://app.example.test/r' }, 'setup');
+      await env.server.composition.services.policies.create(env.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK' }, SYSTEM);
+      await env.server.composition.services.magicLinks.generate(env.customerId, { username: user.username, applicationUuid: application.uuid, redirectUri: 'https://app.example.test/r' }, 'setup', SYSTEM);
       return user;
     },
     path: (f) => `/users/${f.userId}/magic-link/revoke`,
@@ -230,7 +231,7 @@ const WRITES: Record<string, Case> = {
   '/groups/:name/members/remove': {
     setup: async (env) => {
       const f = { ...await newUser(env), ...await newGroup(env) };
-      await env.server.composition.services.groups.updateMembers(env.customerId, f.groupName, [{ primaryEmail: f.email, remove: false }]);
+      await env.server.composition.services.groups.updateMembers(env.customerId, f.groupName, [{ primaryEmail: f.email, remove: false }], SYSTEM);
       return f;
     },
     path: (f) => `/groups/${f.groupName}/members/remove`,
@@ -266,7 +267,7 @@ const WRITES: Record<string, Case> = {
   '/applications/:uuid/policies/:id/delete': {
     setup: async (env) => {
       const application = await newApplication(env);
-      const policy = await env.server.composition.services.policies.create(env.customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD' });
+      const policy = await env.server.composition.services.policies.create(env.customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD' }, SYSTEM);
       return { ...application, policyId: policy.id };
     },
     path: (f) => `/applications/${f.uuid}/policies/${f.policyId}/delete`,
@@ -287,7 +288,7 @@ const WRITES: Record<string, Case> = {
   },
   '/oauth-clients/:clientId/delete': {
     setup: async (env) => {
-      const { client } = await env.server.composition.services.oauthClients.create(env.customerId, { name: unique('Client') });
+      const { client } = await env.server.composition.services.oauthClients.create(env.customerId, { name: unique('Client') }, SYSTEM);
       return { clientId: client.clientId, name: client.name };
     },
     path: (f) => `/oauth-clients/${f.clientId}/delete`,
@@ -305,7 +306,7 @@ const WRITES: Record<string, Case> = {
   '/site/api-keys/:id/revoke': {
     setup: async (env) => {
       const user = await newUser(env);
-      const { id } = await env.server.composition.services.siteApiKeys.create(env.customerId, { login: user.username, name: 'to revoke' });
+      const { id } = await env.server.composition.services.siteApiKeys.create(env.customerId, { login: user.username, name: 'to revoke' }, SYSTEM);
       return { keyId: id };
     },
     path: (f) => `/site/api-keys/${f.keyId}/revoke`,

@@ -1,5 +1,6 @@
 /** Shared by the audit tests: writing events straight through the recorder, and reading every page. */
 import assert from 'node:assert/strict';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { AuditEvent } from '../../src/audit/types.ts';
 import type { AdminClient, TestApp } from '../helpers/app.ts';
 
@@ -8,7 +9,7 @@ export async function recordEvents(env: TestApp, customerId: number, count: numb
   const { audit } = env.composition.services;
   const events: AuditEvent[] = [];
   for (let i = 0; i < count; i++) {
-    events.push(await env.composition.store.db.transaction().execute((trx) => audit.record(trx, customerId, { action, target: target(i) })));
+    events.push(await env.composition.store.db.transaction().execute((trx) => audit.record(trx, customerId, { action, target: target(i) }, SYSTEM)));
   }
   return events;
 }

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { runWithAuditContext } from '../../src/audit/context.ts';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { AuditEvent } from '../../src/audit/types.ts';
 import { parseArgs } from '../../src/cli/args.ts';
 import { customerRotateKey } from '../../src/cli/commands/customer.ts';
@@ -149,7 +149,7 @@ describeEachStore('audit events of sign-in, links, resets, import and the CLI', 
     const returnUrl = `${d.app.origin}/r`;
     const app = await createApplication(d, { type: 'JWT', returnUrls: [returnUrl], name: 'Tracker' }, 'PASSWORD', 'AUTHENTICATOR_APP');
     const user = await createUser(d);
-    await d.composition.services.users.setPassword(d.customer.customerId, user.id, 'temporary password 1', { requireChange: true });
+    await d.composition.services.users.setPassword(d.customer.customerId, user.id, 'temporary password 1', { requireChange: true }, SYSTEM);
     const browser = new Browser();
     const flow = await startFlow(d, browser, app.uuid, returnUrl);
     await post(browser, flow, { username: user.username });
@@ -178,8 +178,8 @@ describeEachStore('audit events of sign-in, links, resets, import and the CLI', 
       yield { line: 4, values: { username: existing.username, email: existing.email, firstName: 'Augusta', lastName: 'Lovelace' } };
       yield { line: 5, values: { username: 'broken', email: 'not an e-mail', firstName: 'B', lastName: 'R' } };
     }
-    const events = await eventsOf(d, () => runWithAuditContext({ actor: { type: 'cli', id: 'operator' }, ip: '', requestId: 'import-run', correlationId: '' },
-      () => d.composition.services.userImport.importUsers(customerId, rows(), 'jsonl')));
+    const events = await eventsOf(d, () => d.composition.services.userImport.importUsers(customerId, rows(), 'jsonl',
+      { actor: { type: 'cli', id: 'operator' }, ip: '', requestId: 'import-run', correlationId: '' }));
     const newcomer = (await d.composition.services.users.findByLogin(customerId, 'newcomer'))!;
     assert.deepEqual(brief(events), [
       { action: 'user.created', actor: { type: 'cli', id: 'operator' }, target: { type: 'user', id: String(newcomer.id), name: 'newcomer' } },
@@ -188,8 +188,8 @@ describeEachStore('audit events of sign-in, links, resets, import and the CLI', 
     ]);
     assert.ok(events.every((e) => e.requestId === 'import-run'));
 
-    await runWithAuditContext({ actor: { type: 'cli', id: 'operator' }, ip: '', requestId: 'cli-run', correlationId: '' },
-      () => customerRotateKey.run(parseArgs(['customer', 'rotate-key', '--customer-key', d.customer.customerKey]), { app: d.composition }));
+    await customerRotateKey.run(parseArgs(['customer', 'rotate-key', '--customer-key', d.customer.customerKey]),
+      { app: d.composition, auditContext: { actor: { type: 'cli', id: 'operator' }, ip: '', requestId: 'cli-run', correlationId: '' } });
     // The rotation made the test's client key stale: the events are read through the service.
     const customer = (await d.composition.services.customers.findByKey(d.customer.customerKey))!;
     const { events: latest } = await d.composition.services.audit.list(customerId, { limit: 1 });
@@ -209,14 +209,14 @@ describeEachStore('audit events of sign-in, links, resets, import and the CLI', 
     await assert.rejects(d.composition.services.groups.upsert(customerId, [
       { name: 'Fine group', isDefault: false, attributes: {} },
       { name: 'x'.repeat(1000), isDefault: false, attributes: {} },
-    ]));
+    ], SYSTEM));
     assert.equal(await d.composition.services.groups.findByName(customerId, 'Fine group'), undefined);
     assert.equal(await count(), before);
 
     // The event failing (a listener in its transaction throws): the change is rolled back.
     audit.addListener(async () => { throw new Error('the event could not be written'); });
-    await assert.rejects(users.update(customerId, { username: user.username, firstName: 'Changed', customAttributes: {} }), /could not be written/);
-    await assert.rejects(users.remove(customerId, user.username), /could not be written/);
+    await assert.rejects(users.update(customerId, { username: user.username, firstName: 'Changed', customAttributes: {} }, SYSTEM), /could not be written/);
+    await assert.rejects(users.remove(customerId, user.username, SYSTEM), /could not be written/);
     const stored = (await users.findByLogin(customerId, user.username))!;
     assert.equal(stored.firstName, 'Ada', 'the update was rolled back with its event');
     assert.equal(await count(), before);

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { AuditEvent } from '../../src/audit/types.ts';
 import { Browser } from '../helpers/relying-party.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -40,7 +41,7 @@ async function eventsOf(d: Deployment, fn: () => Promise<unknown>): Promise<Audi
 async function registerPasskey(d: Deployment, page: Page, user: TestUser): Promise<void> {
   const holder = { customerId: d.customer.customerId, userId: user.id };
   const registration = await d.composition.services.passkeys.registrationOptions(holder, { username: user.username, displayName: user.username });
-  await d.composition.services.passkeys.register(holder, registration.ceremonyId, await browserRegistration(page, registration.options), 'Key', undefined);
+  await d.composition.services.passkeys.register(holder, registration.ceremonyId, await browserRegistration(page, registration.options), 'Key', undefined, SYSTEM);
 }
 
 /** The sign-in flow's page script, by hand: its ceremony's options, then an answer posted to verify. */

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs } from '../../src/cli/args.ts';
 import { usersExport } from '../../src/cli/commands/users-export.ts';
 import { usersImport } from '../../src/cli/commands/users-import.ts';
@@ -64,12 +65,12 @@ async function createEveryKind(built: TestApp): Promise<void> {
   await api('/admin/users/update', { username: 'cleared', customAttribute9: '', groups: [{ name: 'DEFAULT' }] });
 
   // Console: the create form's mapping (empty e-mail is none: the username serves; empty names), then the edit form.
-  await users.create(customerId, { username: 'console@example.test', email: undefined, firstName: '', lastName: '', customAttributes: {} });
-  await users.create(customerId, { username: 'edited', email: 'edited@example.test', firstName: 'Ed', lastName: '', password: PASSWORD, customAttributes: {} });
+  await users.create(customerId, { username: 'console@example.test', email: undefined, firstName: '', lastName: '', customAttributes: {} }, SYSTEM);
+  await users.create(customerId, { username: 'edited', email: 'edited@example.test', firstName: 'Ed', lastName: '', password: PASSWORD, customAttributes: {} }, SYSTEM);
   await users.update(customerId, {
     username: 'edited', email: 'edited@example.test', firstName: 'Ed', lastName: '', phone: '-0', alternateEmail: '',
     customAttributes: { customAttribute7: '=HYPERLINK("http://x")' },
-  });
+  }, SYSTEM);
 
   // Import: imported hashes, a user with only a username and an e-mail (empty name cells).
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-round-trip-src-'));
@@ -78,7 +79,7 @@ async function createEveryKind(built: TestApp): Promise<void> {
     { username: 'hashed', email: 'hashed@example.test', firstName: 'H', lastName: 'B', passwordHash: BCRYPT, groups: ['-ops'] },
     { username: 'bare', email: 'bare@example.test' },
   ].map((r) => JSON.stringify(r)).join('\n'));
-  const imported = await usersImport.run(parseArgs(['users', 'import', file, '--customer-key', ck, '--json']), { app: built.composition });
+  const imported = await usersImport.run(parseArgs(['users', 'import', file, '--customer-key', ck, '--json']), { app: built.composition, auditContext: SYSTEM });
   rmSync(dir, { recursive: true, force: true });
   assert.deepStrictEqual(imported.json, { created: 2, updated: 0, unchanged: 0, failed: 0, errors: [] });
 }
@@ -104,7 +105,7 @@ describeEachStore('export → import round trip', (kind) => {
     for (const format of ['csv', 'jsonl'] as const) {
       const out = join(dir, `users.${format}`);
       const exported = await usersExport.run(parseArgs(['users', 'export', '--customer-key', built.customer.customerKey, '--out', out,
-        '--include-password-hashes', '--json']), { app: built.composition });
+        '--include-password-hashes', '--json']), { app: built.composition, auditContext: SYSTEM });
       assert.deepStrictEqual(exported.json, { exported: 8, out });
       if (format === 'csv') {
         // No cell a spreadsheet would run: each starts otherwise, the quote export put there included.
@@ -113,11 +114,11 @@ describeEachStore('export → import round trip', (kind) => {
         assert.ok(cells.includes("'=cmd|calc") && cells.includes("''=already quoted") && cells.includes("'plain quote"));
       }
       const other = await built.newCustomer();
-      const result = await usersImport.run(parseArgs(['users', 'import', out, '--customer-key', other.customer.customerKey, '--json']), { app: built.composition });
+      const result = await usersImport.run(parseArgs(['users', 'import', out, '--customer-key', other.customer.customerKey, '--json']), { app: built.composition, auditContext: SYSTEM });
       assert.deepStrictEqual(result.json, { created: 8, updated: 0, unchanged: 0, failed: 0, errors: [] });
       assert.deepStrictEqual(await snapshot(built, other.customer.customerId), original, format);
       // Imported again, nothing changes: the file reads back as what is stored.
-      const again = await usersImport.run(parseArgs(['users', 'import', out, '--customer-key', other.customer.customerKey, '--json']), { app: built.composition });
+      const again = await usersImport.run(parseArgs(['users', 'import', out, '--customer-key', other.customer.customerKey, '--json']), { app: built.composition, auditContext: SYSTEM });
       assert.deepStrictEqual(again.json, { created: 0, updated: 0, unchanged: 8, failed: 0, errors: [] }, format);
     }
   });

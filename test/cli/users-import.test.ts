@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs } from '../../src/cli/args.ts';
 import { usersExport } from '../../src/cli/commands/users-export.ts';
 import { usersImport } from '../../src/cli/commands/users-import.ts';
@@ -31,7 +32,7 @@ function tempDir(t: TestContext): string {
 }
 
 async function runImport(built: TestApp, file: string, ...extra: string[]) {
-  const result = await usersImport.run(parseArgs(['users', 'import', file, '--customer-key', built.customer.customerKey, '--json', ...extra]), { app: built.composition });
+  const result = await usersImport.run(parseArgs(['users', 'import', file, '--customer-key', built.customer.customerKey, '--json', ...extra]), { app: built.composition, auditContext: SYSTEM });
   return { exitCode: result.exitCode ?? 0, summary: result.json };
 }
 
@@ -50,7 +51,7 @@ describeEachStore('users import and export', (kind) => {
     const bcrypt = '$2b$04$RNOl9FiKwY6v0mU9FGBrrehBHWaYB79PS0MIhTwJP5RCMD0JsSGfe';
     await built.composition.services.users.create(built.customer.customerId, {
       username: 'zed', email: 'zed@example.test', firstName: 'Zed', lastName: 'Z', customAttributes: {},
-    });
+    }, SYSTEM);
     const file = join(dir, 'users.csv');
     writeFileSync(file, [
       'username,email,firstName,lastName,phone,groups,password,passwordHash,customAttribute7',
@@ -131,11 +132,11 @@ describeEachStore('users import and export', (kind) => {
     const built = await build(t, kind);
     const { users, groups } = built.composition.services;
     const customerId = built.customer.customerId;
-    await groups.upsert(customerId, [{ name: 'old', isDefault: false, attributes: {} }]);
+    await groups.upsert(customerId, [{ name: 'old', isDefault: false, attributes: {} }], SYSTEM);
     await users.create(customerId, {
       username: 'Pat.Smith', email: 'pat@example.test', firstName: 'Pat', lastName: 'Smith', phone: '555',
       password: PASSWORD, groups: [{ name: 'old', attributes: [] }], customAttributes: { customAttribute2: 'kept', customAttribute3: 'three' },
-    });
+    }, SYSTEM);
     const before = await users.getWithGroups(customerId, 'pat.smith');
     const dir = tempDir(t);
     const file = join(dir, 'users.csv');
@@ -185,14 +186,14 @@ describeEachStore('users import and export', (kind) => {
     const records = () => readCsv(createReadStream(file), checkColumns);
 
     let batches = 0;
-    await assert.rejects(importer.importUsers(built.customer.customerId, records(), 'csv', {
+    await assert.rejects(importer.importUsers(built.customer.customerId, records(), 'csv', SYSTEM, {
       batchSize: 5,
       onBatch: () => { if (++batches === 2) throw new Error('crash'); },
     }), { message: 'crash' });
     assert.equal((await snapshot(built)).length, 10, 'two batches committed');
-    assert.deepStrictEqual(await importer.importUsers(built.customer.customerId, records(), 'csv', { batchSize: 5 }),
+    assert.deepStrictEqual(await importer.importUsers(built.customer.customerId, records(), 'csv', SYSTEM, { batchSize: 5 }),
       { created: 13, updated: 0, unchanged: 10, failed: 0, errors: [] });
-    assert.deepStrictEqual(await importer.importUsers(other.customer.customerId, records(), 'csv', { batchSize: 5 }),
+    assert.deepStrictEqual(await importer.importUsers(other.customer.customerId, records(), 'csv', SYSTEM, { batchSize: 5 }),
       { created: 23, updated: 0, unchanged: 0, failed: 0, errors: [] });
     const resumed = await snapshot(built);
     assert.equal(resumed.length, 23);
@@ -203,24 +204,24 @@ describeEachStore('users import and export', (kind) => {
     const built = await build(t, kind);
     const { users, groups } = built.composition.services;
     const customerId = built.customer.customerId;
-    await groups.upsert(customerId, [{ name: 'Team, "A"', isDefault: false, attributes: {} }]);
+    await groups.upsert(customerId, [{ name: 'Team, "A"', isDefault: false, attributes: {} }], SYSTEM);
     await users.create(customerId, { username: 'rae', email: 'rae@example.test', firstName: 'Rae, "R"', lastName: '=Line Two', password: PASSWORD,
-      phone: '+1 (555) 010', alternateEmail: 'r2@example.test', groups: [{ name: 'Team, "A"', attributes: [] }], customAttributes: { customAttribute50: 'fifty' } });
-    await users.create(customerId, { username: 'sam@example.test', firstName: 'Sam', lastName: 'S', customAttributes: {} });
+      phone: '+1 (555) 010', alternateEmail: 'r2@example.test', groups: [{ name: 'Team, "A"', attributes: [] }], customAttributes: { customAttribute50: 'fifty' } }, SYSTEM);
+    await users.create(customerId, { username: 'sam@example.test', firstName: 'Sam', lastName: 'S', customAttributes: {} }, SYSTEM);
     const dir = tempDir(t);
     for (const format of ['csv', 'jsonl']) {
       const out = join(dir, `users.${format}`);
       const exported = await usersExport.run(parseArgs(['users', 'export', '--customer-key', built.customer.customerKey, '--out', out,
-        '--include-password-hashes', '--json']), { app: built.composition });
+        '--include-password-hashes', '--json']), { app: built.composition, auditContext: SYSTEM });
       assert.deepStrictEqual(exported.json, { exported: 2, out });
       const other = await built.newCustomer();
-      const result = await usersImport.run(parseArgs(['users', 'import', out, '--customer-key', other.customer.customerKey, '--json']), { app: built.composition });
+      const result = await usersImport.run(parseArgs(['users', 'import', out, '--customer-key', other.customer.customerKey, '--json']), { app: built.composition, auditContext: SYSTEM });
       assert.deepStrictEqual(result.json, { created: 2, updated: 0, unchanged: 0, failed: 0, errors: [] });
       assert.deepStrictEqual(await snapshot(built, other.customer.customerId), await snapshot(built));
     }
     // Without --include-password-hashes the column is not there.
     const plain = join(dir, 'plain.csv');
-    await usersExport.run(parseArgs(['users', 'export', '--customer-key', built.customer.customerKey, '--out', plain]), { app: built.composition });
+    await usersExport.run(parseArgs(['users', 'export', '--customer-key', built.customer.customerKey, '--out', plain]), { app: built.composition, auditContext: SYSTEM });
     const text = readFileSync(plain, 'utf8');
     assert.doesNotMatch(text, /passwordHash|argon2/);
     assert.match(text.split('\n')[0], /^username,email,firstName,lastName,phone,alternateEmail,customAttribute1,.*,customAttribute50,groups$/);

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs, UsageError } from '../../src/cli/args.ts';
 import { usersRevokeSessions } from '../../src/cli/commands/users-revoke-sessions.ts';
 import { compose } from '../../src/compose/index.ts';
@@ -25,14 +26,14 @@ describeEachStore('users revoke-sessions', (kind) => {
     const { users, ssoSessions } = env.composition.services;
     const { customerId, customerKey } = env.customer;
     for (const username of ['grace', 'alan']) {
-      await users.create(customerId, { username, email: `${username}@example.test`, firstName: 'F', lastName: 'L', customAttributes: {} });
+      await users.create(customerId, { username, email: `${username}@example.test`, firstName: 'F', lastName: 'L', customAttributes: {} }, SYSTEM);
     }
     const grace = (await users.findByLogin(customerId, 'grace'))!;
     const alan = (await users.findByLogin(customerId, 'alan'))!;
     const g1 = await ssoSessions.open(customerId, grace.id, ['pwd'], browser);
     const g2 = await ssoSessions.open(customerId, grace.id, ['email'], browser);
     const a1 = await ssoSessions.open(customerId, alan.id, ['pwd'], browser);
-    const run = (...args: string[]) => usersRevokeSessions.run(parseArgs(['users', 'revoke-sessions', ...args]), { app: env.composition });
+    const run = (...args: string[]) => usersRevokeSessions.run(parseArgs(['users', 'revoke-sessions', ...args]), { app: env.composition, auditContext: SYSTEM });
 
     const result = await run('--customer-key', customerKey, '--username', 'GRACE@example.test', '--json');
     assert.deepStrictEqual(result.json, { username: 'grace', status: 'SUCCESS', message: REVOKED });
@@ -53,7 +54,7 @@ test('users revoke-sessions --json through the CLI entry point', async (t) => {
   t.after(() => rmSync(env.LATCHKEY_DATA_DIR, { recursive: true, force: true }));
   let app = await compose(loadConfig(env));
   const customer = await app.services.customers.create({ email: 'owner@example.test' });
-  await app.services.users.create(customer.customerId, { username: 'grace', email: 'grace@example.test', firstName: 'G', lastName: 'H', customAttributes: {} });
+  await app.services.users.create(customer.customerId, { username: 'grace', email: 'grace@example.test', firstName: 'G', lastName: 'H', customAttributes: {} }, SYSTEM);
   const grace = (await app.services.users.findByLogin(customer.customerId, 'grace'))!;
   const open = await app.services.ssoSessions.open(customer.customerId, grace.id, ['pwd'], browser);
   await app.close();

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
@@ -138,16 +139,16 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
       for (const username of ['alice', 'victim', 'reader']) {
         await setup.services.users.create(customer.customerId, {
           username, email: `${username}@example.test`, firstName: 'Cluster', lastName: 'User', password: PASSWORD, customAttributes: {},
-        });
+        }, SYSTEM);
       }
       for (let i = 0; i < INVITEES; i++) {
         await setup.services.users.create(customer.customerId, {
           username: `invitee${i}`, email: `invitee${i}@example.test`, firstName: 'In', lastName: 'Vitee', customAttributes: {},
-        });
+        }, SYSTEM);
       }
-      const { application } = await setup.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: ['https://app.example.test/back'] });
+      const { application } = await setup.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: ['https://app.example.test/back'] }, SYSTEM);
       applicationUuid = application.uuid;
-      await setup.services.policies.create(customer.customerId, { applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
+      await setup.services.policies.create(customer.customerId, { applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
     } finally {
       await setup.close();
     }

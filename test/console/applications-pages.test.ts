@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
 
@@ -24,8 +25,8 @@ if (!findChromium()) {
     await signIn(page, server);
     await page.getByRole('heading', { name: 'Account' }).waitFor();
     const root = `${server.url}/console`;
-    const shop = (await applications.create(customerId, { name: 'Shop', type: 'JWT', returnUrls: ['https://shop.example.test/back'] })).application;
-    await groups.upsert(customerId, [{ name: 'staff', isDefault: false, attributes: {} }]);
+    const shop = (await applications.create(customerId, { name: 'Shop', type: 'JWT', returnUrls: ['https://shop.example.test/back'] }, SYSTEM)).application;
+    await groups.upsert(customerId, [{ name: 'staff', isDefault: false, attributes: {} }], SYSTEM);
 
     await t.test('create: each problem beside its field, what was typed kept; then the new application page', async () => {
       await page.getByRole('link', { name: 'Applications', exact: true }).click();
@@ -92,8 +93,8 @@ if (!findChromium()) {
     });
 
     await t.test('an OAUTH application edits its redirect URIs, login URLs and post-logout redirect URIs; a SAML one has its SP settings instead of lists', async () => {
-      const portal = (await applications.create(customerId, { name: 'Portal', type: 'OAUTH', redirectUris: ['https://portal.example.test/cb'] })).application;
-      const idp = (await applications.create(customerId, { name: 'Intranet', type: 'SAML', entityId: 'urn:example:intranet', acsUrls: ['https://intranet.example.test/acs'] })).application;
+      const portal = (await applications.create(customerId, { name: 'Portal', type: 'OAUTH', redirectUris: ['https://portal.example.test/cb'] }, SYSTEM)).application;
+      const idp = (await applications.create(customerId, { name: 'Intranet', type: 'SAML', entityId: 'urn:example:intranet', acsUrls: ['https://intranet.example.test/acs'] }, SYSTEM)).application;
       await page.goto(`${root}/applications/${portal.uuid}`);
       await page.getByText('OAuth (OpenID Connect)').waitFor();
       await page.getByLabel(/^Redirect URIs/).fill('https://portal.example.test/cb2');

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -102,7 +103,7 @@ if (!findChromium()) {
 
       const { mfa } = server.composition.services;
       const registration = await mfa.register(await customerId, { login: 'alice', customerDisplayName: 'Example' });
-      await mfa.validate(await customerId, { login: 'alice', secret: registration.secret, otp: totpAt(registration.secret, server.clock.now()) });
+      await mfa.validate(await customerId, { login: 'alice', secret: registration.secret, otp: totpAt(registration.secret, server.clock.now()) }, SYSTEM);
       await page.reload();
       await page.getByRole('button', { name: 'Reset MFA' }).click();
       await page.getByText('Authenticator removed').waitFor();

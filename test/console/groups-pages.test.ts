@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
 
@@ -27,7 +28,7 @@ if (!findChromium()) {
 
     await t.test('the list: a search by any part of the name, pages of 50 with the total', async () => {
       // 60 teams and DEFAULT: 61 groups, two pages.
-      await groups.upsert(customerId, Array.from({ length: 60 }, (_, i) => ({ name: `team ${String(i + 1).padStart(2, '0')}`, isDefault: false, attributes: {} })));
+      await groups.upsert(customerId, Array.from({ length: 60 }, (_, i) => ({ name: `team ${String(i + 1).padStart(2, '0')}`, isDefault: false, attributes: {} })), SYSTEM);
       await page.getByRole('link', { name: 'Groups', exact: true }).click();
       await page.getByText('Showing 1–50 of 61 groups.').waitFor();
       await page.getByRole('link', { name: 'DEFAULT', exact: true }).waitFor();
@@ -84,7 +85,7 @@ if (!findChromium()) {
       assert.equal((await groups.findByName(customerId, 'DEFAULT'))?.isDefault, false);
       assert.equal(await page.getByRole('button', { name: 'Make default' }).count(), 0);
       // A user created now joins it.
-      await users.create(customerId, { username: 'newbie', email: 'newbie@example.test', firstName: 'N', lastName: 'B', customAttributes: {} });
+      await users.create(customerId, { username: 'newbie', email: 'newbie@example.test', firstName: 'N', lastName: 'B', customAttributes: {} }, SYSTEM);
       assert.deepEqual((await users.getWithGroups(customerId, 'newbie')).groups, ['Editors']);
 
       await page.getByRole('button', { name: 'Delete group' }).click();
@@ -106,7 +107,7 @@ if (!findChromium()) {
     });
 
     for (const users of ['grace', 'gracie', 'hopper']) {
-      await server.composition.services.users.create(customerId, { username: users, email: `${users}@example.test`, firstName: users, lastName: 'H', customAttributes: {} });
+      await server.composition.services.users.create(customerId, { username: users, email: `${users}@example.test`, firstName: users, lastName: 'H', customAttributes: {} }, SYSTEM);
     }
 
     await t.test('add member without JavaScript: type, press Add, pick from the results', async () => {
@@ -150,7 +151,7 @@ if (!findChromium()) {
       await plain.getByText('Member removed.').waitFor();
       await plain.getByText('1 member.').waitFor();
       // The answer was a redirect: a reload posts nothing, so gracie, added back meanwhile, stays.
-      await groups.updateMembers(customerId, 'team 03', [{ primaryEmail: 'gracie@example.test', remove: false }]);
+      await groups.updateMembers(customerId, 'team 03', [{ primaryEmail: 'gracie@example.test', remove: false }], SYSTEM);
       const posts: string[] = [];
       plain.on('request', (request) => { if (request.method() === 'POST') posts.push(request.url()); });
       await plain.reload();

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
 
@@ -19,10 +20,10 @@ if (!findChromium()) {
       const server = await consoleServer(t, kind);
       const { users, applications, policies } = server.composition.services;
       const customerId = (await server.composition.services.customers.findByKey(server.customer.customerKey))!.id;
-      await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'F', lastName: 'L', customAttributes: {} });
+      await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'F', lastName: 'L', customAttributes: {} }, SYSTEM);
       const grace = (await users.findByLogin(customerId, 'grace'))!;
-      const shop = (await applications.create(customerId, { name: 'Shop', type: 'JWT', returnUrls: ['https://shop.example.test/back'] })).application;
-      await policies.create(customerId, { applicationUuid: shop.uuid, firstFactor: 'MAGIC_LINK' });
+      const shop = (await applications.create(customerId, { name: 'Shop', type: 'JWT', returnUrls: ['https://shop.example.test/back'] }, SYSTEM)).application;
+      await policies.create(customerId, { applicationUuid: shop.uuid, firstFactor: 'MAGIC_LINK' }, SYSTEM);
       const db = server.composition.store.db;
       const links = async () => (await db.selectFrom('magic_links').select('id').where('user_id', '=', grace.id).execute()).length;
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, createUserInConsole, signIn } from './browser.ts';
 
@@ -77,7 +78,7 @@ if (!findChromium()) {
       const page = await (await browser(t)).newPage();
       await signIn(page, server);
       const customerId = (await server.composition.services.customers.findByKey(server.customer.customerKey))!.id;
-      await server.composition.services.users.create(customerId, { username: 'carol', email: 'carol@example.test', firstName: 'Carol', lastName: 'C', customAttributes: {} });
+      await server.composition.services.users.create(customerId, { username: 'carol', email: 'carol@example.test', firstName: 'Carol', lastName: 'C', customAttributes: {} }, SYSTEM);
       await page.getByRole('link', { name: 'Groups', exact: true }).click();
       await page.getByLabel('Group name').fill('Editors');
       await page.getByRole('button', { name: 'Create group' }).click();

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import * as repo from '../../src/identity/passkeys/repo.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
@@ -23,7 +24,7 @@ if (!findChromium()) {
       const server = await consoleServer(t, kind);
       const { users, passkeys } = server.composition.services;
       const customerId = (await server.composition.services.customers.findByKey(server.customer.customerKey))!.id;
-      await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'G', lastName: 'H', customAttributes: {} });
+      await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'G', lastName: 'H', customAttributes: {} }, SYSTEM);
       const grace = (await users.findByLogin(customerId, 'grace'))!;
       const created = server.clock.now();
       const insert = (name: string, lastUsedAt: number | null) => repo.insertPasskey(server.composition.store.db, {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn } from './browser.ts';
 
@@ -42,7 +43,7 @@ if (!findChromium()) {
       const { users, ssoSessions } = server.composition.services;
       const customerId = (await server.composition.services.customers.findByKey(server.customer.customerKey))!.id;
       for (const username of ['grace', 'alan']) {
-        await users.create(customerId, { username, email: `${username}@example.test`, firstName: 'F', lastName: 'L', customAttributes: {} });
+        await users.create(customerId, { username, email: `${username}@example.test`, firstName: 'F', lastName: 'L', customAttributes: {} }, SYSTEM);
       }
       const grace = (await users.findByLogin(customerId, 'grace'))!;
       const alan = (await users.findByLogin(customerId, 'alan'))!;
@@ -107,7 +108,7 @@ if (!findChromium()) {
       const server = await consoleServer(t, kind);
       const { users, ssoSessions } = server.composition.services;
       const customerId = (await server.composition.services.customers.findByKey(server.customer.customerKey))!.id;
-      await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'F', lastName: 'L', customAttributes: {} });
+      await users.create(customerId, { username: 'grace', email: 'grace@example.test', firstName: 'F', lastName: 'L', customAttributes: {} }, SYSTEM);
       const grace = (await users.findByLogin(customerId, 'grace'))!;
       const open = await ssoSessions.open(customerId, grace.id, ['pwd'], { userAgent: FIREFOX, address: '203.0.113.7' });
       const page = await (await browser(t)).newPage();

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn, type ConsoleServer } from './browser.ts';
@@ -21,7 +22,7 @@ async function customerIdOf(server: ConsoleServer): Promise<number> {
 async function addUser(server: ConsoleServer, customerId: number, username: string, extra: { email?: string; firstName?: string; lastName?: string } = {}) {
   return server.composition.services.users.create(customerId, {
     username, email: extra.email ?? `${username}@example.test`, firstName: extra.firstName ?? 'F', lastName: extra.lastName ?? 'L', customAttributes: {},
-  });
+  }, SYSTEM);
 }
 
 const showing = (page: Page) => page.locator('#showing').innerText();
@@ -146,7 +147,7 @@ if (!findChromium()) {
       await page.reload();
       assert.equal(await page.locator('#last-sign-in').innerText(), `${new Date(server.clock.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
       // The user's own change (the admin API's change-password) clears the requirement.
-      await users.changePassword(customerId, 'grace', 'a new long passphrase', 'another long passphrase');
+      await users.changePassword(customerId, 'grace', 'a new long passphrase', 'another long passphrase', SYSTEM);
       assert.equal((await users.findByLogin(customerId, 'grace'))?.passwordChangeRequired, false);
       await page.reload();
       assert.equal(await page.locator('#password-state').innerText(), 'Set');
@@ -156,13 +157,13 @@ if (!findChromium()) {
       const server = await consoleServer(t, kind);
       const customerId = await customerIdOf(server);
       const { users, groups, mfa, applications, policies } = server.composition.services;
-      await groups.upsert(customerId, [{ name: 'Editors', isDefault: false, attributes: {} }]);
+      await groups.upsert(customerId, [{ name: 'Editors', isDefault: false, attributes: {} }], SYSTEM);
       const grace = await addUser(server, customerId, 'grace');
-      await users.update(customerId, { username: 'grace', customAttributes: {}, groups: [{ name: 'Editors', attributes: [] }] });
+      await users.update(customerId, { username: 'grace', customAttributes: {}, groups: [{ name: 'Editors', attributes: [] }] }, SYSTEM);
       const registration = await mfa.register(customerId, { login: 'grace', customerDisplayName: 'Example' });
-      await mfa.validate(customerId, { login: 'grace', secret: registration.secret, otp: totpAt(registration.secret, server.clock.now()) });
-      const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://portal.example.test/acs'] })).application;
-      await policies.create(customerId, { applicationUuid: portal.uuid, firstFactor: 'MAGIC_LINK' });
+      await mfa.validate(customerId, { login: 'grace', secret: registration.secret, otp: totpAt(registration.secret, server.clock.now()) }, SYSTEM);
+      const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://portal.example.test/acs'] }, SYSTEM)).application;
+      await policies.create(customerId, { applicationUuid: portal.uuid, firstFactor: 'MAGIC_LINK' }, SYSTEM);
 
       const page = await (await browser(t)).newPage();
       await signIn(page, server);

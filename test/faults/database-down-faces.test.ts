@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { createConsoleAccounts } from '../../src/compose/identity.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { createSealer } from '../../src/lib/seal.ts';
@@ -37,7 +38,7 @@ test('PostgreSQL down: the landing, the console, /oauth/token and the OpenID pro
       customerKey = customer.customerKey;
       const { owners } = createConsoleAccounts({ db: app.store.db, clock: systemClock, sealer: createSealer(app.masterKey) });
       ownerEmail = (await owners.setPassword(customerKey, OWNER_PASSWORD)).email;
-      const { client, clientSecret } = await app.services.oauthClients.create(customer.customerId, { name: 'faults' });
+      const { client, clientSecret } = await app.services.oauthClients.create(customer.customerId, { name: 'faults' }, SYSTEM);
       basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
     });
     const server = await startServer(t, env);

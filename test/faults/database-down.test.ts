@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { CONNECT_TIMEOUT_MS } from '../../src/store/db.ts';
 import {
   admin, type Customer, PASSWORD, postgresBehindProxy, postgresUrl, siteJwt, sleep, startServer, until, withComposition,
@@ -30,8 +31,8 @@ test('PostgreSQL down under load: 503 fast in each face\'s body, fail closed, /r
       customer = await app.services.customers.create({ email: 'faults-owner@example.test' });
       await app.services.users.create(customer.customerId, {
         username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', password: PASSWORD, customAttributes: {},
-      });
-      apiKey = (await app.services.siteApiKeys.create(customer.customerId, { login: 'alice', name: 'faults' })).apiKey;
+      }, SYSTEM);
+      apiKey = (await app.services.siteApiKeys.create(customer.customerId, { login: 'alice', name: 'faults' }, SYSTEM)).apiKey;
     });
     const server = await startServer(t, { ...env, LATCHKEY_SITE_CUSTOMER_KEY: customer.customerKey });
     const jwt = await siteJwt(server.siteUrl, 'alice');

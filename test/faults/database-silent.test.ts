@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { QUERY_TIMEOUT_MS } from '../../src/store/db.ts';
 import {
   admin, type Customer, PASSWORD, postgresBehindProxy, postgresUrl, siteJwt, sleep, startServer, until, withComposition,
@@ -27,7 +28,7 @@ test('PostgreSQL silent mid-query: the requests waiting on it answer 503 within 
       customer = await app.services.customers.create({ email: 'silent-owner@example.test' });
       await app.services.users.create(customer.customerId, {
         username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', password: PASSWORD, customAttributes: {},
-      });
+      }, SYSTEM);
     });
     const server = await startServer(t, { ...env, LATCHKEY_SITE_CUSTOMER_KEY: customer.customerKey });
     const adminRequest = () => admin(server.identityUrl, customer, '/users/get', { username: 'alice' }, 30_000);

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
+import { SYSTEM } from '../../src/audit/context.ts';
 import {
   admin, freshDatabase, kinds, PASSWORD, serverEnv, siteJwt, sleep, startServer, withComposition, type Customer, type ServerProcess,
 } from './harness.ts';
@@ -26,17 +27,17 @@ for (const kind of kinds) {
     await withComposition(env, async (app) => {
       customer = await app.services.customers.create({ email: 'faults-owner@example.test' });
       const users = app.services.users;
-      await users.create(customer.customerId, { username: 'owner', email: 'owner@example.test', firstName: 'O', lastName: 'W', password: PASSWORD, customAttributes: {} });
-      await app.services.groups.upsert(customer.customerId, [{ name: 'team', isDefault: false, attributes: {} }]);
+      await users.create(customer.customerId, { username: 'owner', email: 'owner@example.test', firstName: 'O', lastName: 'W', password: PASSWORD, customAttributes: {} }, SYSTEM);
+      await app.services.groups.upsert(customer.customerId, [{ name: 'team', isDefault: false, attributes: {} }], SYSTEM);
       for (let i = 0; i < MEMBERS; i++) {
-        await users.create(customer.customerId, { username: `m${i}`, email: `m${i}@example.test`, firstName: 'M', lastName: 'M', customAttributes: {} });
+        await users.create(customer.customerId, { username: `m${i}`, email: `m${i}@example.test`, firstName: 'M', lastName: 'M', customAttributes: {} }, SYSTEM);
       }
       for (let i = 0; i < INVITEES; i++) {
-        await users.create(customer.customerId, { username: `i${i}`, email: `i${i}@example.test`, firstName: 'I', lastName: 'I', customAttributes: {} });
+        await users.create(customer.customerId, { username: `i${i}`, email: `i${i}@example.test`, firstName: 'I', lastName: 'I', customAttributes: {} }, SYSTEM);
       }
-      const { application } = await app.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] });
+      const { application } = await app.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
       applicationUuid = application.uuid;
-      await app.services.policies.create(customer.customerId, { applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
+      await app.services.policies.create(customer.customerId, { applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
     });
     const siteEnv = { ...env, LATCHKEY_SITE_CUSTOMER_KEY: customer.customerKey };
     const server = await startServer(t, siteEnv);

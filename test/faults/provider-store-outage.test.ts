@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { KyselyPlugin } from 'kysely';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createStore } from '../../src/store/db.ts';
@@ -37,7 +38,7 @@ test('the OpenID provider\'s store failing: 503 with Retry-After from the author
   const customer = await composition.services.customers.create({ email: 'provider-outage@example.test' });
   const { application, clientSecret } = await composition.services.applications.create(customer.customerId, {
     name: 'Portal', type: 'OAUTH', redirectUris: [REDIRECT_URI], loginUrls: ['https://rp.example.test/login'],
-  });
+  }, SYSTEM);
   const issuerPath = `/customers/${customer.customerKey}`;
   const verifier = randomBytes(32).toString('base64url');
   const authorization = () => identity.inject({

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { closeServer, listen, SITE_CLIENT, startProvider } from '../helpers/oidc-provider.ts';
 import { freshDatabase, serverEnv, sleep, startServer, withComposition } from './harness.ts';
 
@@ -28,7 +29,7 @@ async function siteWithProvider(t: Parameters<typeof startServer>[0], issuer: st
   });
   const customerKey = await withComposition(env, async (app) => {
     const customer = await app.services.customers.create({ email: 'faults-owner@example.test' });
-    await app.services.users.create(customer.customerId, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {} });
+    await app.services.users.create(customer.customerId, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {} }, SYSTEM);
     return customer.customerKey;
   });
   const server = await startServer(t, { ...env, LATCHKEY_SITE_CUSTOMER_KEY: customerKey });

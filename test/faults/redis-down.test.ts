@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { freePort } from '../helpers/ports.ts';
 import { admin, freshDatabase, PASSWORD, serverEnv, sleep, startServer, startTcpProxy, until, withComposition, type Customer } from './harness.ts';
 
@@ -52,7 +53,7 @@ test('Redis down: a signed admin request is refused with 503 and Retry-After, fa
       customer = await app.services.customers.create({ email: 'redis-owner@example.test' });
       await app.services.users.create(customer.customerId, {
         username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', password: PASSWORD, customAttributes: {},
-      });
+      }, SYSTEM);
     });
     const server = await startServer(t, env);
     const request = () => admin(server.identityUrl, customer, '/users/get', { username: 'alice' }, 15_000);
@@ -137,7 +138,7 @@ test('Redis out of memory (maxmemory reached, noeviction): a signed admin reques
       const created = await app.services.customers.create({ email: 'redis-full@example.test' });
       await app.services.users.create(created.customerId, {
         username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {},
-      });
+      }, SYSTEM);
       return created;
     });
     const server = await startServer(t, env);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { createStore } from '../../src/store/db.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 import { admin, freshDatabase, serverEnv, startServer, until, withComposition, type Customer } from './harness.ts';
@@ -38,10 +39,10 @@ async function scenario(t: TestContext, fault: 'refusing' | 'stalling'): Promise
   let applicationUuid = '';
   await withComposition(env, async (app) => {
     customer = await app.services.customers.create({ email: 'faults-owner@example.test' });
-    await app.services.users.create(customer.customerId, { username: 'invitee', email: 'invitee@example.test', firstName: 'I', lastName: 'V', customAttributes: {} });
-    const { application } = await app.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] });
+    await app.services.users.create(customer.customerId, { username: 'invitee', email: 'invitee@example.test', firstName: 'I', lastName: 'V', customAttributes: {} }, SYSTEM);
+    const { application } = await app.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
     applicationUuid = application.uuid;
-    await app.services.policies.create(customer.customerId, { applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
+    await app.services.policies.create(customer.customerId, { applicationUuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
   });
   const server = await startServer(t, env);
   const store = await createStore(url);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { redactUrl } from '../../src/http/app.ts';
@@ -62,8 +63,8 @@ describeEachStore('logs at every level', (kind) => {
     const username = `u${randomBytes(4).toString('hex')}`;
     const to = `${username}@example.test`;
     assert.equal((await admin.post('/admin/users/create', { customerKey: Number(customer.customerKey), username, email: to, firstName: 'Ada', lastName: 'Lovelace' })).statusCode, 200);
-    const { application } = await composition.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: ['https://app.example.test/sso'] });
-    await composition.services.policies.create(customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
+    const { application } = await composition.services.applications.create(customer.customerId, { name: 'Portal', type: 'JWT', returnUrls: ['https://app.example.test/sso'] }, SYSTEM);
+    await composition.services.policies.create(customer.customerId, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
 
     const generated = await admin.post('/admin/magiclink/generate', { customerKey: Number(customer.customerKey), username, applicationUuid: application.uuid, redirectUri: 'https://app.example.test/sso' });
     assert.equal(generated.statusCode, 200, generated.body);

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { simpleParser } from 'mailparser';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
@@ -41,23 +42,23 @@ describeEachStore('applications and login policies kept in memory', (kind) => {
     const [a, b] = await twoNodes(t, kind);
     const customer = await a.services.customers.create({ email: `cache-${randomBytes(4).toString('hex')}@example.test` });
     const id = customer.customerId;
-    await a.services.users.create(id, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {} });
-    const { application } = await a.services.applications.create(id, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] });
-    const wide = await a.services.policies.create(id, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
-    const generate = () => b.services.magicLinks.generate(id, { username: 'alice', applicationUuid: application.uuid, redirectUri: RETURN_URL }, randomUUID());
+    await a.services.users.create(id, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {} }, SYSTEM);
+    const { application } = await a.services.applications.create(id, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
+    const wide = await a.services.policies.create(id, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
+    const generate = () => b.services.magicLinks.generate(id, { username: 'alice', applicationUuid: application.uuid, redirectUri: RETURN_URL }, randomUUID(), SYSTEM);
 
     // Node B reads (and keeps) the application and its policy.
     await generate();
     await generate();
 
-    await a.services.policies.delete(id, wide.id);
+    await a.services.policies.delete(id, wide.id, SYSTEM);
     await assert.rejects(generate, (error) => error instanceof Invalid && error.field === 'policy');
 
     // A policy for the user's group, created on A, is found by B (matched case-insensitively; a kept empty answer is not reused).
-    await a.services.policies.create(id, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE', groupName: 'default' });
+    await a.services.policies.create(id, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE', groupName: 'default' }, SYSTEM);
     await generate();
 
-    await a.services.applications.delete(id, application.uuid);
+    await a.services.applications.delete(id, application.uuid, SYSTEM);
     await assert.rejects(generate, (error) => error instanceof NotFound && error.entity === 'application');
   });
 
@@ -65,16 +66,16 @@ describeEachStore('applications and login policies kept in memory', (kind) => {
     const [a, b] = await twoNodes(t, kind);
     const customer = await a.services.customers.create({ email: `cache-${randomBytes(4).toString('hex')}@example.test` });
     const id = customer.customerId;
-    await a.services.users.create(id, { username: 'bob', email: 'bob@example.test', firstName: 'B', lastName: 'O', customAttributes: {} });
-    const { application } = await a.services.applications.create(id, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] });
-    const policy = await a.services.policies.create(id, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' });
-    await b.services.magicLinks.generate(id, { username: 'bob', applicationUuid: application.uuid, redirectUri: RETURN_URL }, randomUUID());
+    await a.services.users.create(id, { username: 'bob', email: 'bob@example.test', firstName: 'B', lastName: 'O', customAttributes: {} }, SYSTEM);
+    const { application } = await a.services.applications.create(id, { name: 'Portal', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
+    const policy = await a.services.policies.create(id, { applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: 'NONE' }, SYSTEM);
+    await b.services.magicLinks.generate(id, { username: 'bob', applicationUuid: application.uuid, redirectUri: RETURN_URL }, randomUUID(), SYSTEM);
     const token = await linkTokenOf(b);
 
     assert.notEqual(await b.services.magicLinks.inspect(token), 'dead', 'the fresh link is live on B');
-    await a.services.policies.delete(id, policy.id);
+    await a.services.policies.delete(id, policy.id, SYSTEM);
     assert.equal(await b.services.magicLinks.inspect(token), 'dead', 'the link is dead on B once its policy is removed on A');
-    assert.equal(await b.services.magicLinks.consume(token), 'dead');
+    assert.equal(await b.services.magicLinks.consume(token, SYSTEM), 'dead');
   });
 });
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs, UsageError } from '../../src/cli/args.ts';
 import type { Command } from '../../src/cli/command.ts';
 import { appCreate, appDelete, appList } from '../../src/cli/commands/app.ts';
@@ -24,7 +25,7 @@ import { nodeSamlMetadata, rsaSpKeys } from './saml-sp-fixtures.ts';
 if (postgresUrl) await postgresStore();
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const run = async (command: Command, app: Composition, argv: string[]) => (await command.run(parseArgs(argv), { app })).json as any;
+const run = async (command: Command, app: Composition, argv: string[]) => (await command.run(parseArgs(argv), { app: app, auditContext: SYSTEM })).json as any;
 
 describeEachStore('application, policy and OAuth client commands', (kind) => {
   test('create, list and delete each; the API sees what the CLI made; secrets only on create', async (t) => {
@@ -128,12 +129,12 @@ describeEachStore('application, policy and OAuth client commands', (kind) => {
       sloUrl: 'https://sp.example.com/saml/slo', spCertificate: keys.certificatePem,
     } });
     const created = await appCreate.run(parseArgs(['app', 'create', '--name', 'Wiki', '--type', 'saml', '--entity-id', 'urn:example:wiki',
-      '--acs-urls', 'https://wiki.example/acs, https://wiki.example/acs2', '--sp-certificate', join(dir, 'sp.pem'), ...ck]), { app });
+      '--acs-urls', 'https://wiki.example/acs, https://wiki.example/acs2', '--sp-certificate', join(dir, 'sp.pem'), ...ck]), { app: app, auditContext: SYSTEM });
     const wiki = (created.json as { application: Record<string, unknown> }).application;
     assert.equal(created.text, [`Application ${wiki.applicationUuid} (SAML) created: Wiki.`, '  Entity ID: urn:example:wiki', '  ACS URLs:  https://wiki.example/acs https://wiki.example/acs2'].join('\n'));
     assert.equal(wiki.spCertificate, keys.certificatePem);
 
-    const listed = await appList.run(parseArgs(['app', 'list', ...ck]), { app });
+    const listed = await appList.run(parseArgs(['app', 'list', ...ck]), { app: app, auditContext: SYSTEM });
     assert.deepEqual(listed.json, [fromMetadata.application, wiki]);
     assert.equal(listed.text, [
       `${fromMetadata.application.applicationUuid}\tSAML\tSP\thttps://sp.example.com/saml https://sp.example.com/saml/acs persistent`,
@@ -149,7 +150,7 @@ describeEachStore('application, policy and OAuth client commands', (kind) => {
       { code: 'invalid', message: 'spCertificate must be one PEM certificate (-----BEGIN CERTIFICATE----- …)' });
     await assert.rejects(run(appCreate, app, ['app', 'create', '--name', 'X', '--type', 'SAML', '--entity-id', 'urn:x', ...ck]),
       { code: 'invalid', message: 'acsUrls must hold at least one URL for SAML applications' });
-    assert.equal((await appList.run(parseArgs(['app', 'list', ...ck]), { app })).text.split('\n').length, 2);
+    assert.equal((await appList.run(parseArgs(['app', 'list', ...ck]), { app: app, auditContext: SYSTEM })).text.split('\n').length, 2);
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import { json } from '../helpers/http.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
@@ -203,23 +204,23 @@ describeEachStore('SAML applications API', (kind) => {
     const updated = await service.update(customerId, wiki.applicationUuid, {
       name: 'Wiki 2', entityId: SP.entityId, acsUrls: ['https://wiki.example.com/new-acs'], nameIdFormat: 'unspecified',
       sloUrl: 'https://wiki.example.com/slo', spCertificate: RSA.certificatePem,
-    });
+    }, SYSTEM);
     assert.deepEqual(updated.saml, {
       entityId: SP.entityId, acsUrls: ['https://wiki.example.com/new-acs'], nameIdFormat: 'unspecified', sloUrl: 'https://wiki.example.com/slo', spCertificate: RSA.certificatePem,
     });
     const [afterUpdate] = await listed(app);
     assert.equal(afterUpdate.name, 'Wiki 2');
     assert.deepEqual(afterUpdate.acsUrls, ['https://wiki.example.com/new-acs']);
-    await assert.rejects(service.update(customerId, wiki.applicationUuid, { name: 'Wiki', entityId: 'urn:example:blog', acsUrls: SP.acsUrls }),
+    await assert.rejects(service.update(customerId, wiki.applicationUuid, { name: 'Wiki', entityId: 'urn:example:blog', acsUrls: SP.acsUrls }, SYSTEM),
       { name: 'Conflict', message: 'an application with this entityId already exists' });
-    await assert.rejects(service.update(customerId, wiki.applicationUuid, { name: 'Wiki', entityId: SP.entityId, acsUrls: [] }),
+    await assert.rejects(service.update(customerId, wiki.applicationUuid, { name: 'Wiki', entityId: SP.entityId, acsUrls: [] }, SYSTEM),
       { name: 'Invalid', message: 'acsUrls must hold at least one URL for SAML applications' });
-    await assert.rejects(service.update(customerId, wiki.applicationUuid, { name: 'Wiki', entityId: SP.entityId, acsUrls: SP.acsUrls, returnUrls: ['https://a.example'] }),
+    await assert.rejects(service.update(customerId, wiki.applicationUuid, { name: 'Wiki', entityId: SP.entityId, acsUrls: SP.acsUrls, returnUrls: ['https://a.example'] }, SYSTEM),
       { name: 'Invalid', message: 'returnUrls is only for JWT applications' });
     // Metadata replaces the settings, as on create.
     const fromMetadata = await service.update(customerId, wiki.applicationUuid, {
       name: 'Wiki', spMetadata: nodeSamlMetadata({ entityId: 'urn:example:wiki-new', acsUrl: 'https://wiki.example.com/acs-3' }),
-    });
+    }, SYSTEM);
     assert.deepEqual(fromMetadata.saml, { entityId: 'urn:example:wiki-new', acsUrls: ['https://wiki.example.com/acs-3'], nameIdFormat: 'emailAddress', sloUrl: null, spCertificate: null });
     // The refused updates changed nothing.
     assert.deepEqual((await listed(app)).map((a: { entityId: string }) => a.entityId), ['urn:example:wiki-new', 'urn:example:blog']);

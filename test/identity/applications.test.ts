@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { build, type AdminClient, type TestApp } from '../helpers/app.ts';
 import { json } from '../helpers/http.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
@@ -100,11 +101,11 @@ describeEachStore('applications API', (kind) => {
     const service = app.composition.services.applications;
     const updated = await service.update(app.customer.customerId, plain.application.applicationUuid, {
       name: 'Wiki', redirectUris: OAUTH_BODY.redirectUris, postLogoutRedirectUris: ['https://wiki.example.com/bye'],
-    });
+    }, SYSTEM);
     assert.deepEqual(updated.postLogoutRedirectUris, ['https://wiki.example.com/bye']);
     await assert.rejects(service.update(app.customer.customerId, plain.application.applicationUuid, {
       name: 'Wiki', redirectUris: OAUTH_BODY.redirectUris, postLogoutRedirectUris: ['https://wiki.example.com/bye#x'],
-    }), { message: 'postLogoutRedirectUris[0] must not contain a fragment (#)' });
+    }, SYSTEM), { message: 'postLogoutRedirectUris[0] must not contain a fragment (#)' });
   });
 
   test('two OAUTH applications get different secrets; duplicate URLs are stored once', async (t) => {

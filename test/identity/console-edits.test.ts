@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { findApplicationProblems } from '../../src/identity/applications/service.ts';
 import { Conflict, Invalid } from '../../src/lib/errors.ts';
 import { build } from '../helpers/app.ts';
@@ -19,7 +20,7 @@ describeEachStore('console edits through the services', (kind) => {
     const app = await build(t, kind);
     const customerId = app.customer.customerId;
     const { groups, users, applications, policies } = app.composition.services;
-    await groups.upsert(customerId, ['Red team', 'blue_team', '100% club', 'Blueprint'].map((name) => ({ name, isDefault: false, attributes: {} })));
+    await groups.upsert(customerId, ['Red team', 'blue_team', '100% club', 'Blueprint'].map((name) => ({ name, isDefault: false, attributes: {} })), SYSTEM);
 
     const names = async (text: string) => (await groups.search(customerId, { text, offset: 0, limit: 10 })).items.map((g) => g.name);
     assert.deepEqual(await names('TEAM'), ['blue_team', 'Red team']);
@@ -30,23 +31,23 @@ describeEachStore('console edits through the services', (kind) => {
     });
 
     const red = (await groups.findByName(customerId, 'red TEAM'))!;
-    const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://p.example.test/acs'] })).application;
-    await policies.create(customerId, { applicationUuid: portal.uuid, firstFactor: 'PASSWORD', groupName: 'Red team' });
-    await groups.rename(customerId, red.id, 'Crimson');
+    const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://p.example.test/acs'] }, SYSTEM)).application;
+    await policies.create(customerId, { applicationUuid: portal.uuid, firstFactor: 'PASSWORD', groupName: 'Red team' }, SYSTEM);
+    await groups.rename(customerId, red.id, 'Crimson', SYSTEM);
     assert.equal((await groups.findByName(customerId, 'Crimson'))?.id, red.id);
     assert.deepEqual((await policies.list(customerId)).map((p) => p.groupName), ['Crimson'], 'its policy follows the group');
-    await assert.rejects(groups.rename(customerId, red.id, 'BLUEPRINT'), (e) => e instanceof Conflict && e.message === 'groupName BLUEPRINT is taken by another group');
-    await assert.rejects(groups.rename(customerId, red.id, ' padded'), (e) => e instanceof Invalid && e.field === 'groupName');
-    await groups.rename(customerId, red.id, 'crimson');
+    await assert.rejects(groups.rename(customerId, red.id, 'BLUEPRINT', SYSTEM), (e) => e instanceof Conflict && e.message === 'groupName BLUEPRINT is taken by another group');
+    await assert.rejects(groups.rename(customerId, red.id, ' padded', SYSTEM), (e) => e instanceof Invalid && e.field === 'groupName');
+    await groups.rename(customerId, red.id, 'crimson', SYSTEM);
     assert.equal((await groups.findByName(customerId, 'CRIMSON'))?.name, 'crimson', 'a change of case is a rename');
     const builtIn = (await groups.findByName(customerId, 'DEFAULT'))!;
-    await assert.rejects(groups.rename(customerId, builtIn.id, 'Everyone'), Invalid);
-    await assert.rejects(groups.remove(customerId, builtIn.id), Invalid);
+    await assert.rejects(groups.rename(customerId, builtIn.id, 'Everyone', SYSTEM), Invalid);
+    await assert.rejects(groups.remove(customerId, builtIn.id, SYSTEM), Invalid);
 
-    await groups.makeDefault(customerId, red.id);
-    await users.create(customerId, { username: 'ada', email: 'ada@example.test', firstName: 'A', lastName: 'L', customAttributes: {} });
+    await groups.makeDefault(customerId, red.id, SYSTEM);
+    await users.create(customerId, { username: 'ada', email: 'ada@example.test', firstName: 'A', lastName: 'L', customAttributes: {} }, SYSTEM);
     assert.deepEqual((await users.getWithGroups(customerId, 'ada')).groups, ['crimson']);
-    await groups.remove(customerId, red.id);
+    await groups.remove(customerId, red.id, SYSTEM);
     assert.equal(await groups.findByName(customerId, 'crimson'), undefined);
     assert.equal((await groups.findByName(customerId, 'DEFAULT'))?.isDefault, true);
     assert.deepEqual(await policies.list(customerId), [], 'its policies go with it');
@@ -57,13 +58,13 @@ describeEachStore('console edits through the services', (kind) => {
     const app = await build(t, kind);
     const customerId = app.customer.customerId;
     const { applications } = app.composition.services;
-    const created = await applications.create(customerId, { name: 'Portal', type: 'OAUTH', redirectUris: ['https://p.example.test/cb'] });
-    const updated = await applications.update(customerId, created.application.uuid, { name: 'Portal 2', redirectUris: ['https://p.example.test/cb2', 'https://p.example.test/cb2'], loginUrls: ['https://p.example.test/in'] });
+    const created = await applications.create(customerId, { name: 'Portal', type: 'OAUTH', redirectUris: ['https://p.example.test/cb'] }, SYSTEM);
+    const updated = await applications.update(customerId, created.application.uuid, { name: 'Portal 2', redirectUris: ['https://p.example.test/cb2', 'https://p.example.test/cb2'], loginUrls: ['https://p.example.test/in'] }, SYSTEM);
     assert.deepEqual({ ...updated }, { ...created.application, name: 'Portal 2', redirectUris: ['https://p.example.test/cb2'], loginUrls: ['https://p.example.test/in'] });
     assert.deepEqual(await applications.get(customerId, created.application.uuid), updated);
-    await assert.rejects(applications.update(customerId, created.application.uuid, { name: 'Portal', redirectUris: [] }),
+    await assert.rejects(applications.update(customerId, created.application.uuid, { name: 'Portal', redirectUris: [] }, SYSTEM),
       (e) => e instanceof Invalid && e.message === 'redirectUris must hold at least one URL for OAUTH applications');
-    await assert.rejects(applications.update(customerId, created.application.uuid, { name: 'P', redirectUris: ['https://p.example.test/cb'], returnUrls: ['https://x.example.test'] }),
+    await assert.rejects(applications.update(customerId, created.application.uuid, { name: 'P', redirectUris: ['https://p.example.test/cb'], returnUrls: ['https://x.example.test'] }, SYSTEM),
       (e) => e instanceof Invalid && e.message === 'returnUrls is only for JWT applications');
 
     assert.deepEqual(findApplicationProblems({ name: '', type: 'JWT', returnUrls: ['https://ok.example.test', 'ftp://bad'], loginUrls: ['https://x.example.test'] }), [
@@ -71,6 +72,6 @@ describeEachStore('console edits through the services', (kind) => {
       { field: 'returnUrls[1]', reason: 'must start with https:// or http://' },
       { field: 'loginUrls', reason: 'is only for OAUTH applications' },
     ]);
-    await assert.rejects(applications.create(customerId, { name: '', type: 'JWT', returnUrls: ['ftp://bad'] }), (e) => e instanceof Invalid && e.field === 'name');
+    await assert.rejects(applications.create(customerId, { name: '', type: 'JWT', returnUrls: ['ftp://bad'] }, SYSTEM), (e) => e instanceof Invalid && e.field === 'name');
   });
 });

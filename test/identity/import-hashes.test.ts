@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import argon2 from 'argon2';
 import bcrypt from 'bcryptjs';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { createUserImportService } from '../../src/identity/users/import.ts';
 import { findUsersByUsernames } from '../../src/identity/users/import-repo.ts';
 import { readJsonLines } from '../../src/identity/users/import-rows.ts';
@@ -56,7 +57,7 @@ describeEachStore('imported password hashes', (kind) => {
     const lines = Object.entries(hashes).map(([username, passwordHash]) =>
       JSON.stringify({ username, email: `${username}@example.test`, firstName: 'Imported', lastName: 'User', passwordHash }));
     const importer = createUserImportService({ db, users: s.composition.services.users, groups: s.composition.services.groups, audit: s.composition.services.audit });
-    assert.deepStrictEqual(await importer.importUsers(s.customerId, readJsonLines(Readable.from([lines.join('\n')])), 'jsonl'),
+    assert.deepStrictEqual(await importer.importUsers(s.customerId, readJsonLines(Readable.from([lines.join('\n')])), 'jsonl', SYSTEM),
       { created: 5, updated: 0, unchanged: 0, failed: 0, errors: [] });
 
     for (const [username, imported] of Object.entries(hashes)) {

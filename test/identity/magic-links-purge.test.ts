@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { insertLink, insertPendingLogin } from '../../src/identity/magic-links/repo.ts';
 import { DEFAULT_PURGE_INTERVAL_MS, magicLinkPurgeJob, purgeMagicLinkData } from '../../src/identity/magic-links/purge.ts';
 import { build } from '../helpers/app.ts';
@@ -27,7 +28,7 @@ describeEachStore('magic-link purge', (kind) => {
     // One open INVITE per user and application: each open link gets its own application.
     const appIds: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const { application } = await services.applications.create(customerId, { name: `App ${i}`, type: 'JWT', returnUrls: ['https://app.example.test/sso'] });
+      const { application } = await services.applications.create(customerId, { name: `App ${i}`, type: 'JWT', returnUrls: ['https://app.example.test/sso'] }, SYSTEM);
       appIds.push(application.id);
     }
 
@@ -51,7 +52,7 @@ describeEachStore('magic-link purge', (kind) => {
     await insertPendingLogin(db, customerId, { idHash: 'expired', linkId: links.usedRecently, expiresAt: now - 1 });
     await insertPendingLogin(db, customerId, { idHash: 'live', linkId: links.usedRecently, expiresAt: now + 60_000 });
 
-    const { client } = await services.oauthClients.create(customerId, { name: 'ci' });
+    const { client } = await services.oauthClients.create(customerId, { name: 'ci' }, SYSTEM);
     const clientRow = await db.selectFrom('oauth_clients').select('id').where('client_id', '=', client.clientId).executeTakeFirstOrThrow();
     const token = async (label: string, expiresAt: number) => Number((await db.insertInto('oauth_access_tokens').values({
       token_hash: `${label}-${randomBytes(8).toString('hex')}`, customer_id: customerId, client_id: clientRow.id, scope: 'magiclink', expires_at: expiresAt, created_at: expiresAt - 3_600_000,
@@ -87,7 +88,7 @@ describeEachStore('magic-link purge', (kind) => {
     const { db } = env.composition.store;
     const customerId = env.customer.customerId;
     const now = env.clock.now();
-    const { client } = await env.composition.services.oauthClients.create(customerId, { name: 'ci' });
+    const { client } = await env.composition.services.oauthClients.create(customerId, { name: 'ci' }, SYSTEM);
     const clientId = (await db.selectFrom('oauth_clients').select('id').where('client_id', '=', client.clientId).executeTakeFirstOrThrow()).id;
     // Expired and live interleaved, 1,300 rows: three batches, the live ones untouched.
     const rows = Array.from({ length: 1300 }, (_, i) => ({

@@ -10,6 +10,7 @@ import { after, before, test, type TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { sql } from 'kysely';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
@@ -99,14 +100,14 @@ async function fixture(env: Env, options: { secondFactor?: 'NONE' | 'AUTHENTICAT
     ...(type === 'JWT' ? { returnUrls: [RETURN_URL, 'https://app.example.test/other?x=1'] } : {}),
     ...(type === 'OAUTH' ? { redirectUris: ['https://rp.example.test/cb'], loginUrls: ['https://rp.example.test/login', 'https://rp.example.test/login2'] } : {}),
     ...(type === 'SAML' ? sp : {}),
-  });
+  }, SYSTEM);
   // Until the SAML application rules (a parallel branch) store the SP's settings, the fixture writes them.
   if (type === 'SAML' && !application.saml) {
     await updateApplication(env.composition.store.db, env.customer.customerId, application.uuid, { ...application, saml: { ...sp, sloUrl: null, spCertificate: null } });
   }
   await env.composition.services.policies.create(env.customer.customerId, {
     applicationUuid: application.uuid, firstFactor: 'MAGIC_LINK', secondFactor: options.secondFactor ?? 'NONE',
-  });
+  }, SYSTEM);
   return { username, email: userEmail, applicationUuid: application.uuid, application };
 }
 
@@ -174,7 +175,7 @@ async function discoveryJwks(env: Env): Promise<JSONWebKeySet> {
 }
 
 async function accessToken(env: Env, customerId = env.customer.customerId): Promise<string> {
-  const { client, clientSecret } = await env.composition.services.oauthClients.create(customerId, { name: 'automation' });
+  const { client, clientSecret } = await env.composition.services.oauthClients.create(customerId, { name: 'automation' }, SYSTEM);
   const response = await env.identity.inject({
     method: 'POST', url: '/oauth/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}` },
@@ -314,7 +315,7 @@ describeEachStore('magic links', (kind) => {
     const f = await fixture(env);
     assert.equal((await generate(env, { username: f.username, applicationUuid: f.applicationUuid, redirectUri: RETURN_URL })).statusCode, 200);
     const link = await linkFor(env, f.email);
-    await env.composition.services.applications.delete(env.customer.customerId, f.applicationUuid);
+    await env.composition.services.applications.delete(env.customer.customerId, f.applicationUuid, SYSTEM);
     assert.equal((await inject(env, { method: 'GET', url: path(link) })).statusCode, 410);
   });
 
@@ -334,7 +335,7 @@ describeEachStore('magic links', (kind) => {
     const registration = await mfa.register(env.customer.customerId, { login: f.username, customerDisplayName: 'Acme' });
     const secret = registration.secret;
     env.clock.advance(30_000);
-    await mfa.validate(env.customer.customerId, { login: f.username, secret, otp: totpAt(secret, env.clock.now()) });
+    await mfa.validate(env.customer.customerId, { login: f.username, secret, otp: totpAt(secret, env.clock.now()) }, SYSTEM);
     env.clock.advance(30_000);
 
     const code = await inject(env, { method: 'POST', url: path(waiting) });
@@ -462,11 +463,11 @@ describeEachStore('magic links', (kind) => {
   test('the policy prerequisite: none, or PASSWORD first, is a 400 naming the policy', async (t) => {
     const env = await setup(t, kind);
     const f = await fixture(env);
-    const { application } = await env.composition.services.applications.create(env.customer.customerId, { name: 'Bare', type: 'JWT', returnUrls: [RETURN_URL] });
+    const { application } = await env.composition.services.applications.create(env.customer.customerId, { name: 'Bare', type: 'JWT', returnUrls: [RETURN_URL] }, SYSTEM);
     const none = await generate(env, { username: f.username, applicationUuid: application.uuid, redirectUri: RETURN_URL });
     assert.equal(none.statusCode, 400);
     assert.deepEqual(none.json(), { status: 'ERROR', code: '400', message: 'policy is missing: no login policy of this application applies to the user; create one with firstFactor MAGIC_LINK' });
-    const policy = await env.composition.services.policies.create(env.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD' });
+    const policy = await env.composition.services.policies.create(env.customer.customerId, { applicationUuid: application.uuid, firstFactor: 'PASSWORD' }, SYSTEM);
     const password = await generate(env, { username: f.username, applicationUuid: application.uuid, redirectUri: RETURN_URL });
     assert.equal(password.statusCode, 400);
     assert.deepEqual(password.json(), { status: 'ERROR', code: '400', message: `policy ${policy.id} applies to this user and application and its firstFactor is PASSWORD, not MAGIC_LINK` });
@@ -550,7 +551,7 @@ describeEachStore('magic-link landing: bad input', (kind) => {
 describeEachStore('POST /oauth/token', (kind) => {
   test('client credentials by Basic or form; RFC 6749 §5.1 and §5.2 bodies', async (t) => {
     const env = await setup(t, kind);
-    const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' });
+    const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' }, SYSTEM);
     const basic = (id = client.clientId, secret = clientSecret) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
     const form = 'application/x-www-form-urlencoded';
     const post = (payload: string, headers: Record<string, string> = {}) => env.identity.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': form, ...headers }, payload });
@@ -596,13 +597,13 @@ describeEachStore('POST /oauth/token', (kind) => {
       method: 'POST', url: '/api/admin/magiclink/revoke', headers: { 'content-type': 'application/json', authorization: `Bearer ${t}` }, payload: JSON.stringify({ username: 'someone' }),
     });
     assert.equal((await revoke(token)).statusCode, 404);
-    await env.composition.services.oauthClients.delete(env.customer.customerId, client.clientId);
+    await env.composition.services.oauthClients.delete(env.customer.customerId, client.clientId, SYSTEM);
     assert.equal((await revoke(token)).statusCode, 401);
   });
 
   test('a body over the limit is 413 in the RFC 6749 §5.2 shape, as documented (issue 22 item 11)', async (t) => {
     const env = await setup(t, kind);
-    const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' });
+    const { client, clientSecret } = await env.composition.services.oauthClients.create(env.customer.customerId, { name: 'ci' }, SYSTEM);
     const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`;
     const form = 'application/x-www-form-urlencoded';
     const padded = `grant_type=client_credentials&pad=${'a'.repeat(300 * 1024)}`;

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs } from '../../src/cli/args.ts';
 import { appCreate } from '../../src/cli/commands/app.ts';
 import { usersImport } from '../../src/cli/commands/users-import.ts';
@@ -158,13 +159,13 @@ async function setUp(t: TestContext, kind: StoreKind) {
   const customerId = server.customer.customerId;
   const { users, groups, applications, policies, oauthClients } = server.composition.services;
   // The existing user and group that changes are made to.
-  await users.create(customerId, { username: 'target', email: 'target@example.test', firstName: 'T', lastName: 'G', phone: '+1 555', customAttributes: { customAttribute1: 'one' } });
-  await groups.upsert(customerId, [{ name: 'team', isDefault: false, attributes: { groupAttribute1: 'one' } }]);
+  await users.create(customerId, { username: 'target', email: 'target@example.test', firstName: 'T', lastName: 'G', phone: '+1 555', customAttributes: { customAttribute1: 'one' } }, SYSTEM);
+  await groups.upsert(customerId, [{ name: 'team', isDefault: false, attributes: { groupAttribute1: 'one' } }], SYSTEM);
   // The application login policies are made for.
-  const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://portal.example.test/acs'] })).application;
+  const portal = (await applications.create(customerId, { name: 'Portal', type: 'SAML', entityId: 'urn:example:portal', acsUrls: ['https://portal.example.test/acs'] }, SYSTEM)).application;
   // The OAUTH application whose post-logout redirect URIs the console edits.
-  const rp = (await applications.create(customerId, { name: 'RP', type: 'OAUTH', redirectUris: ['https://rp.example.test/cb'] })).application;
-  const scimToken = (await server.composition.services.scimTokens.create(customerId, 'rules')).token;
+  const rp = (await applications.create(customerId, { name: 'RP', type: 'OAUTH', redirectUris: ['https://rp.example.test/cb'] }, SYSTEM)).application;
+  const scimToken = (await server.composition.services.scimTokens.create(customerId, 'rules', SYSTEM)).token;
   return { server, page, dir, customerId, users, groups, applications, policies, oauthClients, portal, rp, scimToken };
 }
 
@@ -289,16 +290,16 @@ async function viaCli(env: Env, c: Case, values: Record<string, string>): Promis
   const ck = env.server.customer.customerKey;
   if (c.kind === 'new-application' || c.kind === 'new-policy' || c.kind === 'new-oauth-client' || c.kind === 'oauth-logout-uris' || c.kind === 'saml-sp') {
     try {
-      if (c.kind === 'new-oauth-client') await oauthClientCreate.run(parseArgs(['oauth-client', 'create', '--customer-key', ck, '--name', values.name]), { app: composition });
+      if (c.kind === 'new-oauth-client') await oauthClientCreate.run(parseArgs(['oauth-client', 'create', '--customer-key', ck, '--name', values.name]), { app: composition, auditContext: SYSTEM });
       else if (c.kind === 'new-application' || c.kind === 'saml-sp') {
         const sp = c.kind === 'saml-sp' ? values : SAML_SP;
-        await appCreate.run(parseArgs(['app', 'create', '--customer-key', ck, '--type', 'SAML', '--name', values.name ?? 'SP', '--entity-id', sp.entityId, '--acs-urls', sp.acsUrl]), { app: composition });
+        await appCreate.run(parseArgs(['app', 'create', '--customer-key', ck, '--type', 'SAML', '--name', values.name ?? 'SP', '--entity-id', sp.entityId, '--acs-urls', sp.acsUrl]), { app: composition, auditContext: SYSTEM });
       }
       else if (c.kind === 'oauth-logout-uris') {
         await appCreate.run(parseArgs(['app', 'create', '--customer-key', ck, '--type', 'OAUTH', '--name', 'RP2', '--redirect-uris', 'https://rp.example.test/cb',
-          '--post-logout-redirect-uris', values.url]), { app: composition });
+          '--post-logout-redirect-uris', values.url]), { app: composition, auditContext: SYSTEM });
       }
-      else await policyCreate.run(parseArgs(['policy', 'create', '--customer-key', ck, '--app', env.portal.uuid, '--first-factor', 'MAGIC_LINK', '--group', values.groupName]), { app: composition });
+      else await policyCreate.run(parseArgs(['policy', 'create', '--customer-key', ck, '--app', env.portal.uuid, '--first-factor', 'MAGIC_LINK', '--group', values.groupName]), { app: composition, auditContext: SYSTEM });
       return undefined;
     } catch (error) {
       if (error instanceof LatchkeyError) return error.message;
@@ -312,7 +313,7 @@ async function viaCli(env: Env, c: Case, values: Record<string, string>): Promis
   const file = join(env.dir, `rows-${++serial}.csv`);
   writeFileSync(file, `${columns.join(',')}\r\n${columns.map((k) => cell(row[k])).join(',')}\r\n`);
   try {
-    const result = await usersImport.run(parseArgs(['users', 'import', file, '--customer-key', ck, '--json']), { app: composition });
+    const result = await usersImport.run(parseArgs(['users', 'import', file, '--customer-key', ck, '--json']), { app: composition, auditContext: SYSTEM });
     const summary = result.json as { failed: number; errors: { message: string }[] };
     return summary.failed === 0 ? undefined : summary.errors[0].message;
   } catch (error) {
@@ -326,7 +327,7 @@ async function viaImport(env: Env, c: Case, values: Record<string, string>): Pro
   const { composition } = env.server;
   const importer = createUserImportService({ db: composition.store.db, users: composition.services.users, groups: composition.services.groups, audit: composition.services.audit });
   const lines = Readable.from([JSON.stringify(importRow(c, values)) + '\n']);
-  const summary = await importer.importUsers(env.customerId, readJsonLines(lines), 'jsonl');
+  const summary = await importer.importUsers(env.customerId, readJsonLines(lines), 'jsonl', SYSTEM);
   return summary.failed === 0 ? undefined : summary.errors[0].message;
 }
 
@@ -335,23 +336,23 @@ async function viaService(env: Env, c: Case, values: Record<string, string>): Pr
     switch (c.kind) {
       case 'new-user': {
         const { username, email, firstName, lastName } = values;
-        await env.users.create(env.customerId, { username, email, firstName, lastName, customAttributes: {} });
+        await env.users.create(env.customerId, { username, email, firstName, lastName, customAttributes: {} }, SYSTEM);
         break;
       }
       case 'user-change': {
         const { fields, attributes } = userChange(values);
-        await env.users.update(env.customerId, { username: 'target', ...fields, customAttributes: attributes });
+        await env.users.update(env.customerId, { username: 'target', ...fields, customAttributes: attributes }, SYSTEM);
         break;
       }
-      case 'new-group': await env.groups.upsert(env.customerId, [{ name: values.groupName, isDefault: false, attributes: {} }]); break;
-      case 'group-attributes': await env.groups.upsert(env.customerId, [{ name: 'team', isDefault: false, attributes: values }]); break;
-      case 'new-application': await env.applications.create(env.customerId, { name: values.name, type: 'SAML', entityId: SAML_SP.entityId, acsUrls: [SAML_SP.acsUrl] }); break;
-      case 'saml-sp': await env.applications.create(env.customerId, { name: 'SP', type: 'SAML', entityId: values.entityId, acsUrls: [values.acsUrl] }); break;
-      case 'new-oauth-client': await env.oauthClients.create(env.customerId, { name: values.name }); break;
-      case 'new-policy': await env.policies.create(env.customerId, { applicationUuid: env.portal.uuid, firstFactor: 'MAGIC_LINK', groupName: values.groupName }); break;
+      case 'new-group': await env.groups.upsert(env.customerId, [{ name: values.groupName, isDefault: false, attributes: {} }], SYSTEM); break;
+      case 'group-attributes': await env.groups.upsert(env.customerId, [{ name: 'team', isDefault: false, attributes: values }], SYSTEM); break;
+      case 'new-application': await env.applications.create(env.customerId, { name: values.name, type: 'SAML', entityId: SAML_SP.entityId, acsUrls: [SAML_SP.acsUrl] }, SYSTEM); break;
+      case 'saml-sp': await env.applications.create(env.customerId, { name: 'SP', type: 'SAML', entityId: values.entityId, acsUrls: [values.acsUrl] }, SYSTEM); break;
+      case 'new-oauth-client': await env.oauthClients.create(env.customerId, { name: values.name }, SYSTEM); break;
+      case 'new-policy': await env.policies.create(env.customerId, { applicationUuid: env.portal.uuid, firstFactor: 'MAGIC_LINK', groupName: values.groupName }, SYSTEM); break;
       case 'oauth-logout-uris': await env.applications.create(env.customerId, {
         name: 'RP2', type: 'OAUTH', redirectUris: ['https://rp.example.test/cb'], postLogoutRedirectUris: [values.url],
-      }); break;
+      }, SYSTEM); break;
     }
     return undefined;
   } catch (error) {
@@ -419,12 +420,12 @@ async function forget(env: Env, c: Case, values: Record<string, string>): Promis
   if (c.kind === 'new-user') {
     const user = await env.users.findByLogin(env.customerId, values.username);
     assert.ok(user, 'the value was stored');
-    await env.users.remove(env.customerId, user.username);
+    await env.users.remove(env.customerId, user.username, SYSTEM);
   }
   if (c.kind === 'saml-sp') {
     const app = await env.applications.findBySamlEntityId(env.customerId, values.entityId);
     assert.ok(app, 'the value was stored');
-    await env.applications.delete(env.customerId, app.uuid);
+    await env.applications.delete(env.customerId, app.uuid, SYSTEM);
   }
 }
 
@@ -515,15 +516,15 @@ if (!findChromium()) {
 
     await t.test('a user or group stored before the rules stays editable: its name only names it on update', async () => {
       const db = env.server.composition.store.db;
-      await env.users.create(env.customerId, { username: 'legacy', email: 'legacy@example.test', firstName: 'L', lastName: 'G', customAttributes: {} });
+      await env.users.create(env.customerId, { username: 'legacy', email: 'legacy@example.test', firstName: 'L', lastName: 'G', customAttributes: {} }, SYSTEM);
       await db.updateTable('users').set({ username: 'leg\tacy', username_norm: 'leg\tacy' })
         .where('customer_id', '=', env.customerId).where('username_norm', '=', 'legacy').execute();
-      await env.users.update(env.customerId, { username: 'leg\tacy', phone: '+1 2', customAttributes: {} });
+      await env.users.update(env.customerId, { username: 'leg\tacy', phone: '+1 2', customAttributes: {} }, SYSTEM);
       assert.equal((await env.users.findByLogin(env.customerId, 'legacy@example.test'))?.phone, '+1 2');
-      await env.groups.upsert(env.customerId, [{ name: 'old', isDefault: false, attributes: {} }]);
+      await env.groups.upsert(env.customerId, [{ name: 'old', isDefault: false, attributes: {} }], SYSTEM);
       await db.updateTable('groups').set({ name: 'o\tld', name_norm: 'o\tld' })
         .where('customer_id', '=', env.customerId).where('name_norm', '=', 'old').execute();
-      await env.groups.upsert(env.customerId, [{ name: 'o\tld', isDefault: false, attributes: { groupAttribute1: 'kept' } }]);
+      await env.groups.upsert(env.customerId, [{ name: 'o\tld', isDefault: false, attributes: { groupAttribute1: 'kept' } }], SYSTEM);
       assert.deepStrictEqual((await env.groups.list(env.customerId, 1, 100)).items.find((g) => g.name === 'o\tld')?.attributes, { groupAttribute1: 'kept' });
     });
 

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { json } from '../helpers/http.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -16,7 +17,7 @@ async function newUser(env: TestApp, username: string) {
   const { customerId } = env.customer;
   await env.composition.services.users.create(customerId, {
     username, email: `${username}@example.test`, firstName: 'Sam', lastName: 'Session', customAttributes: {},
-  });
+  }, SYSTEM);
   return (await env.composition.services.users.findByLogin(customerId, username))!;
 }
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -17,7 +18,7 @@ async function newUser(env: TestApp) {
   const { customerId } = env.customer;
   await env.composition.services.users.create(customerId, {
     username, email: `${username}@example.test`, firstName: 'Sam', lastName: 'Session', password: PASSWORD, customAttributes: {},
-  });
+  }, SYSTEM);
   return (await env.composition.services.users.findByLogin(customerId, username))!;
 }
 
@@ -70,12 +71,12 @@ describeEachStore('SSO sessions', (kind) => {
     const user = await newUser(env);
 
     const a = await sessions.open(customerId, user.id, ['pwd'], browser);
-    await users.setDisabled(customerId, user.username, true);
+    await users.setDisabled(customerId, user.username, true, SYSTEM);
     assert.equal(await sessions.current(customerId, a.value), undefined, 'disabled');
-    await users.setDisabled(customerId, user.username, false);
+    await users.setDisabled(customerId, user.username, false, SYSTEM);
 
     const b = await sessions.open(customerId, user.id, ['pwd'], browser);
-    await users.setPassword(customerId, user.id, 'another long passphrase', { requireChange: false });
+    await users.setPassword(customerId, user.id, 'another long passphrase', { requireChange: false }, SYSTEM);
     assert.equal(await sessions.current(customerId, b.value), undefined, 'a new password');
 
     const c = await sessions.open(customerId, user.id, ['pwd'], { userAgent: 'x'.repeat(500), address: '198.51.100.1' });
@@ -83,13 +84,13 @@ describeEachStore('SSO sessions', (kind) => {
     const listed = await sessions.listForUser(customerId, user.id);
     assert.deepEqual(listed.map((s) => s.id).sort(), [c.session.id, d.session.id].sort());
     assert.equal(listed.find((s) => s.id === c.session.id)?.userAgent.length, 200);
-    assert.equal(await sessions.endOne(customerId, user, c.session.id), true);
-    assert.equal(await sessions.endOne(customerId, user, c.session.id), false);
-    await sessions.endAllForUser(customerId, user);
+    assert.equal(await sessions.endOne(customerId, user, c.session.id, SYSTEM), true);
+    assert.equal(await sessions.endOne(customerId, user, c.session.id, SYSTEM), false);
+    await sessions.endAllForUser(customerId, user, SYSTEM);
     assert.equal(await sessions.current(customerId, d.value), undefined);
 
     const e = await sessions.open(customerId, user.id, ['pwd'], browser);
-    await users.remove(customerId, user.username);
+    await users.remove(customerId, user.username, SYSTEM);
     assert.equal(await sessions.current(customerId, e.value), undefined, 'deleted');
   });
 });

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import { describeEachStore, postgresStore, postgresUrl, type StoreKind } from '../helpers/stores.ts';
 import { json, text } from '../helpers/http.ts';
@@ -553,10 +554,10 @@ describeEachStore('users admin API', (kind) => {
     const created: { id: number; username: string }[] = [];
     for (let i = 0; i < total; i++) {
       const username = `deep${String(i).padStart(4, '0')}`;
-      const user = await users.create(app.customer.customerId, { username, email: `${username}@example.com`, firstName: 'D', lastName: 'P', customAttributes: {} });
+      const user = await users.create(app.customer.customerId, { username, email: `${username}@example.com`, firstName: 'D', lastName: 'P', customAttributes: {} }, SYSTEM);
       created.push({ id: user.id, username });
       // Another customer's users interleave, so this customer's ids are not contiguous.
-      if (i % 100 === 0) await users.create(other.customer.customerId, { username, email: `${username}@example.com`, firstName: 'O', lastName: 'C', customAttributes: {} });
+      if (i % 100 === 0) await users.create(other.customer.customerId, { username, email: `${username}@example.com`, firstName: 'O', lastName: 'C', customAttributes: {} }, SYSTEM);
     }
     assert.deepEqual(created.map((u) => u.id), created.map((u) => u.id).sort((a, b) => a - b), 'creation order is id order');
 
@@ -565,7 +566,7 @@ describeEachStore('users admin API', (kind) => {
     for (let i = 0; i < 300; i++) doomed.add(created[i].username);
     for (let i = 1000; i < 1100; i++) doomed.add(created[i].username);
     for (let i = 1100; i < total; i += 97) doomed.add(created[i].username);
-    for (const username of doomed) await users.remove(app.customer.customerId, username);
+    for (const username of doomed) await users.remove(app.customer.customerId, username, SYSTEM);
     const expected = created.filter((u) => !doomed.has(u.username)).map((u) => u.username);
 
     const batch = async (batchNo: number, batchSize: number) => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createStore } from '../../src/store/db.ts';
@@ -56,8 +57,8 @@ describeEachStore('SCIM: active:false stops every credential', (kind) => {
     const token = await nodeB.site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'ada', password: PASSWORD } });
     assert.equal(token.statusCode, 200, token.body);
     const jwt = token.json().jwt_token as string;
-    const apiKey = (await nodeB.composition.services.siteApiKeys.create(customerId, { login: 'ada' })).apiKey;
-    const apiToken = (await nodeB.composition.services.apiTokens.create(customerId, { userId: user.id, name: 'ci', type: 'bearer', expiresInDays: 30 })).secret;
+    const apiKey = (await nodeB.composition.services.siteApiKeys.create(customerId, { login: 'ada' }, SYSTEM)).apiKey;
+    const apiToken = (await nodeB.composition.services.apiTokens.create(customerId, { userId: user.id, name: 'ci', type: 'bearer', expiresInDays: 30 }, SYSTEM)).secret;
     const session = await nodeB.composition.services.ssoSessions.open(customerId, user.id, ['pwd'], { userAgent: 'test', address: '127.0.0.1' });
 
     /** Which credentials a node still honours. */

@@ -4,6 +4,7 @@
  */
 import type { TestContext } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import type { StoreKind } from '../helpers/stores.ts';
 
@@ -49,13 +50,13 @@ export interface ScimApp extends TestApp {
 export async function buildScim(t: TestContext, kind: StoreKind, env: Record<string, string> = {}): Promise<ScimApp> {
   const app = await build(t, kind, { LATCHKEY_PUBLIC_URL: PUBLIC_URL, ...env });
   const tokens = app.composition.services.scimTokens;
-  const { scimToken, token } = await tokens.create(app.customer.customerId, 'directory');
+  const { scimToken, token } = await tokens.create(app.customer.customerId, 'directory', SYSTEM);
   return {
     ...app,
     scim: scimClient(app, token, scimToken.tokenId),
     async otherCustomerScim() {
       const other = await app.newCustomer();
-      const created = await tokens.create(other.customer.customerId, 'other');
+      const created = await tokens.create(other.customer.customerId, 'other', SYSTEM);
       return scimClient(app, created.token, created.scimToken.tokenId);
     },
   };

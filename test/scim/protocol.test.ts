@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import {
   adminUser, BASE, buildScim, GROUP_SCHEMA, groupResource, LIST_SCHEMA, listOf, PATCH_SCHEMA, SCIM_TYPE, scimError, USER_SCHEMA, userResource,
@@ -209,7 +210,7 @@ describeEachStore('SCIM protocol', (kind) => {
       }
     }
     const id = await createUser(app, 'ada');
-    await app.composition.services.scimTokens.delete(app.customer.customerId, app.scim.tokenId);
+    await app.composition.services.scimTokens.delete(app.customer.customerId, app.scim.tokenId, SYSTEM);
     const afterDelete = await app.scim.request('DELETE', `/Users/${id}`);
     assert.deepEqual([afterDelete.statusCode, afterDelete.json()], [401, unauthorised]);
     assert.ok(await adminUser(app, 'ada'), 'nothing changed');

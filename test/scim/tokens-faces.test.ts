@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs } from '../../src/cli/args.ts';
 import type { Command } from '../../src/cli/command.ts';
 import { scimTokenCreate, scimTokenDelete, scimTokenList } from '../../src/cli/commands/scim-token.ts';
@@ -31,7 +32,7 @@ async function setup(t: TestContext, kind: StoreKind): Promise<App> {
 }
 
 const run = async (command: Command, app: App, argv: string[]) =>
-  (await command.run(parseArgs([...argv, '--customer-key', app.customer.customerKey, '--json']), { app: app.composition })).json as any;
+  (await command.run(parseArgs([...argv, '--customer-key', app.customer.customerKey, '--json']), { app: app.composition, auditContext: SYSTEM })).json as any;
 
 describeEachStore('SCIM tokens: admin API and CLI', (kind) => {
   test('create shows the token once (no-store); getall lists it without the token or its hash, with its last use; it authenticates', async (t) => {

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { generateSecret, sha256Hex } from '../../src/lib/tokens.ts';
@@ -71,10 +72,10 @@ describeEachStore('site API keys', (kind) => {
     }
     assert.equal((await s.get(POSTS_PATH, bearer(key))).statusCode, 200);
     const [listed] = await services.siteApiKeys.list(s.customerId);
-    await services.siteApiKeys.revoke(s.customerId, listed.id);
+    await services.siteApiKeys.revoke(s.customerId, listed.id, SYSTEM);
     assertJson(await s.get(POSTS_PATH, bearer(key)), 401, INVALID_KEY);
 
-    const expiring = await services.siteApiKeys.create(s.customerId, { login: 'alice', expiresAt: s.clock.now() + 60_000 });
+    const expiring = await services.siteApiKeys.create(s.customerId, { login: 'alice', expiresAt: s.clock.now() + 60_000 }, SYSTEM);
     assert.equal((await s.get(POSTS_PATH, bearer(expiring.apiKey))).statusCode, 200);
     s.clock.advance(60_000);
     assertJson(await s.get(POSTS_PATH, bearer(expiring.apiKey)), 401, INVALID_KEY);
@@ -106,24 +107,24 @@ describeEachStore('site API keys', (kind) => {
   test("one live default key per customer; another customer's keys do not open this site", async (t) => {
     const s = await buildSite(t, kind);
     const { siteApiKeys } = s.composition.services;
-    const first = await siteApiKeys.create(s.customerId, { name: 'public reader' });
-    await assert.rejects(siteApiKeys.create(s.customerId, {}), { name: 'Conflict', message: 'The site already has a default API key: revoke it first.' });
-    await siteApiKeys.revoke(s.customerId, first.id);
-    const second = await siteApiKeys.create(s.customerId, { expiresAt: s.clock.now() + 1000 });
+    const first = await siteApiKeys.create(s.customerId, { name: 'public reader' }, SYSTEM);
+    await assert.rejects(siteApiKeys.create(s.customerId, {}, SYSTEM), { name: 'Conflict', message: 'The site already has a default API key: revoke it first.' });
+    await siteApiKeys.revoke(s.customerId, first.id, SYSTEM);
+    const second = await siteApiKeys.create(s.customerId, { expiresAt: s.clock.now() + 1000 }, SYSTEM);
     s.clock.advance(1000);
-    const third = await siteApiKeys.create(s.customerId, {});
+    const third = await siteApiKeys.create(s.customerId, {}, SYSTEM);
     assert.equal((await siteApiKeys.get(s.customerId, second.id)).revokedAt, s.clock.now(), 'an expired default key is retired by the next one');
     assert.equal((await s.get(POSTS_PATH, bearer(third.apiKey))).statusCode, 200);
 
     const other = await s.newCustomer();
-    const foreign = await siteApiKeys.create(other.customer.customerId, {});
+    const foreign = await siteApiKeys.create(other.customer.customerId, {}, SYSTEM);
     assertJson(await s.get(POSTS_PATH, bearer(foreign.apiKey)), 401, INVALID_KEY);
     await assert.rejects(siteApiKeys.get(s.customerId, foreign.id), { name: 'NotFound' });
   });
 
   test('concurrent default-key creation leaves exactly one live key', async (t) => {
     const s = await buildSite(t, kind);
-    const results = await Promise.allSettled(Array.from({ length: 6 }, () => s.composition.services.siteApiKeys.create(s.customerId, {})));
+    const results = await Promise.allSettled(Array.from({ length: 6 }, () => s.composition.services.siteApiKeys.create(s.customerId, {}, SYSTEM)));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     const live = (await s.composition.services.siteApiKeys.list(s.customerId, { userId: null })).filter((k) => k.revokedAt === null);
     assert.equal(live.length, 1);
@@ -201,7 +202,7 @@ describeEachStore('site API keys over HTTP', (kind) => {
     await s.addUser('ada', { groups: ['site-admins'] });
     const alice = await s.token('alice');
     const ada = await s.token('ada');
-    const bobKey = (await s.composition.services.siteApiKeys.create(s.customerId, { login: 'bob' })).id;
+    const bobKey = (await s.composition.services.siteApiKeys.create(s.customerId, { login: 'bob' }, SYSTEM)).id;
     const notAdmin = siteError(403, 'FORBIDDEN', "Only site administrators manage other users' and the default API keys.");
     assertJson(await s.inject({ method: 'POST', url: KEYS_PATH, headers: bearer(alice), payload: { user: 'bob' } }), 403, notAdmin);
     assertJson(await s.inject({ method: 'POST', url: KEYS_PATH, headers: bearer(alice), payload: { default: true } }), 403, notAdmin);
@@ -233,7 +234,7 @@ test('CLI: site api-key create / list / revoke --json, and the key works on the 
   const app = await compose(loadConfig(env));
   t.after(() => app.close());
   const customer = await app.services.customers.create({ email: 'owner@example.test' });
-  await app.services.users.create(customer.customerId, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', password: PASSWORD, customAttributes: {} });
+  await app.services.users.create(customer.customerId, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', password: PASSWORD, customAttributes: {} }, SYSTEM);
   const cli = async (...args: string[]) => {
     const { stdout } = await run(process.execPath, ['bin/latchkey.js', ...args, '--json'], { env, cwd: process.cwd() });
     return JSON.parse(stdout);

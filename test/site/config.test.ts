@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { siteNotReady } from '../../src/site/app.ts';
 import { createStore, type Store } from '../../src/store/db.ts';
 import { execFile } from 'node:child_process';
@@ -116,7 +117,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     const site = await app.buildSiteApp();
     t.after(() => site.close());
     assert.equal(siteNotReady(site), undefined);
-    const key = (await app.services.siteApiKeys.create(first.customerId, {})).apiKey;
+    const key = (await app.services.siteApiKeys.create(first.customerId, {}, SYSTEM)).apiKey;
     assert.equal((await site.inject({ url: POSTS_PATH, headers: bearer(key) })).statusCode, 200);
 
     await app.services.customers.create({ email: 'two@example.test' });

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { SYSTEM } from '../../src/audit/context.ts';
 import type { SiteAppOverrides } from '../../src/compose/site.ts';
 import { build, type TestApp } from '../helpers/app.ts';
 import type { StoreKind } from '../helpers/stores.ts';
@@ -54,13 +55,13 @@ export async function buildSite(
     async addUser(username: string, opts: { password?: string; groups?: string[] } = {}) {
       const password = opts.password ?? PASSWORD;
       if (opts.groups?.length) {
-        await services.groups.upsert(customerId, opts.groups.map((name) => ({ name, isDefault: false, attributes: {} })));
+        await services.groups.upsert(customerId, opts.groups.map((name) => ({ name, isDefault: false, attributes: {} })), SYSTEM);
       }
       const email = `${username}@example.test`;
       const user = await services.users.create(customerId, {
         username, email, firstName: 'Site', lastName: 'User', password, customAttributes: {},
         ...(opts.groups?.length ? { groups: opts.groups.map((name) => ({ name, attributes: [] })) } : {}),
-      });
+      }, SYSTEM);
       return { id: user.id, username, email, password };
     },
     async token(username: string, password = PASSWORD) {
@@ -69,10 +70,10 @@ export async function buildSite(
       return res.json().jwt_token as string;
     },
     async userKey(username: string) {
-      return (await services.siteApiKeys.create(customerId, { login: username })).apiKey;
+      return (await services.siteApiKeys.create(customerId, { login: username }, SYSTEM)).apiKey;
     },
     async defaultKey() {
-      return (await services.siteApiKeys.create(customerId, {})).apiKey;
+      return (await services.siteApiKeys.create(customerId, {}, SYSTEM)).apiKey;
     },
     inject,
     get: (url: string, headers: Record<string, string | string[]> = {}) => inject({ method: 'GET', url, headers }),

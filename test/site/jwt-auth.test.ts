@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { JWTPayload } from 'jose';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { loadSiteJwtKeys } from '../../src/site/protect/jwt-keys.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
 import { assertJson, bearer, buildSite, normalisePost, POSTS_PATH, SEEDED_POSTS, siteError, type SiteTest } from './helpers.ts';
@@ -158,7 +159,7 @@ describeEachStore('site JWT method', (kind) => {
     const other = await s.newCustomer();
     const otherSite = await s.composition.buildSiteApp({ customerKey: other.customer.customerKey });
     t.after(() => otherSite.close());
-    await s.composition.services.users.create(other.customer.customerId, { username: 'carol', email: 'carol@example.test', firstName: 'C', lastName: 'D', password: 'violet-otter-harbour-42', customAttributes: {} });
+    await s.composition.services.users.create(other.customer.customerId, { username: 'carol', email: 'carol@example.test', firstName: 'C', lastName: 'D', password: 'violet-otter-harbour-42', customAttributes: {} }, SYSTEM);
     const res = await otherSite.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'carol', password: 'violet-otter-harbour-42' } });
     const carolToken = res.json().jwt_token as string;
     assert.equal((await otherSite.inject({ url: POSTS_PATH, headers: bearer(carolToken) })).statusCode, 200);

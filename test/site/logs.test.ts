@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
 import { bearer, buildSite, PASSWORD, POSTS_PATH, TOKEN_PATH } from './helpers.ts';
 
@@ -34,7 +35,7 @@ describeEachStore('site logs', (kind) => {
     const key = await s.userKey('alice');
     const created = await s.inject({ method: 'POST', url: '/cms-json/api/v1/api-keys', headers: bearer(jwt) });
     const httpKey = created.json().apiKey as string;
-    const apiToken = await s.composition.services.apiTokens.create(s.customerId, { userId: (await s.composition.services.users.findByLogin(s.customerId, 'alice'))!.id, name: 'ci', type: 'bearer', expiresInDays: 30 });
+    const apiToken = await s.composition.services.apiTokens.create(s.customerId, { userId: (await s.composition.services.users.findByLogin(s.customerId, 'alice'))!.id, name: 'ci', type: 'bearer', expiresInDays: 30 }, SYSTEM);
     const providerToken = 'opaque-provider-token-never-logged';
     secrets.push(jwt, key, httpKey, apiToken.secret, providerToken);
 

@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
 import { closeServer, listen, SITE_CLIENT, startProvider, type TestProvider } from '../helpers/oidc-provider.ts';
 import { assertJson, buildSite, POSTS_PATH, siteError, type SiteTest } from './helpers.ts';
@@ -29,11 +30,11 @@ function providerEnv(extra: Record<string, string> = {}): Record<string, string>
 
 /** A site user whose e-mail is the provider account's. */
 async function siteUser(s: SiteTest, username: string, email: string, groups?: string[]): Promise<void> {
-  if (groups) await s.composition.services.groups.upsert(s.customerId, groups.map((name) => ({ name, isDefault: false, attributes: {} })));
+  if (groups) await s.composition.services.groups.upsert(s.customerId, groups.map((name) => ({ name, isDefault: false, attributes: {} })), SYSTEM);
   await s.composition.services.users.create(s.customerId, {
     username, email, firstName: 'P', lastName: 'U', customAttributes: {},
     ...(groups ? { groups: groups.map((name) => ({ name, attributes: [] })) } : {}),
-  });
+  }, SYSTEM);
 }
 
 describeEachStore('site third-party provider tokens', (kind) => {

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { totpAt } from '../../src/identity/mfa/totp.ts';
 import { describeEachStore, postgresStore, postgresUrl } from '../helpers/stores.ts';
 import { assertJson, buildSite, PASSWORD, POSTS_PATH, siteError, TOKEN_PATH, type SiteTest } from './helpers.ts';
@@ -71,7 +72,7 @@ describeEachStore('site token endpoint', (kind) => {
     const s = await buildSite(t, kind);
     await s.addUser('alice');
     await s.addUser('dave');
-    await s.composition.services.users.create(s.customerId, { username: 'nopass', email: 'nopass@example.test', firstName: 'N', lastName: 'P', customAttributes: {} });
+    await s.composition.services.users.create(s.customerId, { username: 'nopass', email: 'nopass@example.test', firstName: 'N', lastName: 'P', customAttributes: {} }, SYSTEM);
     assertRefused(await login(s, { username: 'alice', password: 'not-the-password' }), 400, INVALID);
     assertRefused(await login(s, { username: 'nobody', password: PASSWORD }), 400, INVALID);
     assertRefused(await login(s, { username: 'nopass', password: PASSWORD }), 400, INVALID);
@@ -84,7 +85,7 @@ describeEachStore('site token endpoint', (kind) => {
   test("another customer's user cannot get a token from this site", async (t) => {
     const s = await buildSite(t, kind);
     const other = await s.newCustomer();
-    await s.composition.services.users.create(other.customer.customerId, { username: 'carol', email: 'carol@example.test', firstName: 'C', lastName: 'D', password: PASSWORD, customAttributes: {} });
+    await s.composition.services.users.create(other.customer.customerId, { username: 'carol', email: 'carol@example.test', firstName: 'C', lastName: 'D', password: PASSWORD, customAttributes: {} }, SYSTEM);
     assertRefused(await login(s, { username: 'carol', password: PASSWORD }), 400, INVALID);
   });
 

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
@@ -66,7 +67,7 @@ async function twoNodes(t: TestContext, kind: StoreKind): Promise<TwoNodes> {
   const customer = await services.customers.create({ email: `throttle-${randomBytes(4).toString('hex')}@example.test` });
   const user = await services.users.create(customer.customerId, {
     username: 'alice', email: 'alice@example.test', firstName: 'Site', lastName: 'User', password: PASSWORD, customAttributes: {},
-  });
+  }, SYSTEM);
   const nodes = await Promise.all(compositions.map(async (composition, i) => {
     const site = await composition.buildSiteApp({ customerKey: customer.customerKey });
     sites[i] = site;

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestClock, type TestClock } from '../../src/lib/clock.ts';
@@ -133,7 +134,7 @@ async function twoNodes(t: TestContext): Promise<Nodes> {
   const username = `feed${randomBytes(3).toString('hex')}`;
   const user = await a.services.users.create(customerId, {
     username, email: `${username}@example.test`, firstName: 'Feed', lastName: 'Liveness', password: PASSWORD, customAttributes: {},
-  });
+  }, SYSTEM);
   const site = await b.buildSiteApp({ customerKey: customer.customerKey });
   t.after(() => site.close());
   let jwt = '';
@@ -143,9 +144,9 @@ async function twoNodes(t: TestContext): Promise<Nodes> {
     jwt = res.json().jwt_token as string;
   };
   await login();
-  const createdKey = await a.services.siteApiKeys.create(customerId, { login: username });
+  const createdKey = await a.services.siteApiKeys.create(customerId, { login: username }, SYSTEM);
   const apiKey = createdKey.apiKey;
-  const createdToken = await a.services.apiTokens.create(customerId, { userId: user.id, name: 'feed', type: 'bearer', expiresInDays: 30 });
+  const createdToken = await a.services.apiTokens.create(customerId, { userId: user.id, name: 'feed', type: 'bearer', expiresInDays: 30 }, SYSTEM);
   const apiToken = createdToken.secret;
 
   const requests = () => Promise.all([
@@ -190,7 +191,7 @@ const REFUSED_ANSWERS = {
  * clock moves by the bound and B must refuse at once.
  */
 async function disableOnARefusedOnB(nodes: Nodes, seenBy: 'feed' | 'clock'): Promise<void> {
-  await nodes.a.services.users.setDisabled(nodes.customerId, nodes.username, true);
+  await nodes.a.services.users.setDisabled(nodes.customerId, nodes.username, true, SYSTEM);
   const what = 'node B refuses the JWT, API key and API token of a user disabled on node A';
   if (seenBy === 'clock') {
     nodes.clock.advance(BOUND_MS);
@@ -255,14 +256,14 @@ if (!postgresUrl) {
 
       // Caches are used again, and still correct: enabled again on A, accepted on B (with a new
       // JWT: disabling revoked the old one for good)...
-      await a.services.users.setDisabled(customerId, username, false);
+      await a.services.users.setDisabled(customerId, username, false, SYSTEM);
       const again = { ...REFUSED, apiKey: 200, apiToken: 200 };
       await within(BOUND_MS, 'node B accepts the user enabled again on node A', async () => JSON.stringify(await nodes.statuses()) === JSON.stringify(again));
       await nodes.login();
       for (let i = 0; i < 2; i++) assert.deepEqual(await nodes.statuses(), ACCEPTED);
       // ...and A's next write reaches B through the feed again.
       const mark = storeB.changes.mark();
-      await a.services.users.update(customerId, { username, firstName: 'Renamed', customAttributes: {} });
+      await a.services.users.update(customerId, { username, firstName: 'Renamed', customAttributes: {} }, SYSTEM);
       await within(BOUND_MS, "node A's write notified to node B", () => !storeB.changes.unchangedSince(mark, ['users']));
       await disableOnARefusedOnB(nodes, 'feed');
     });
@@ -270,9 +271,9 @@ if (!postgresUrl) {
     test('a silent cut of the listener: a password change, a key and a token revoked, and a group left on node A are seen on node B within 2 s', async (t) => {
       const nodes = await twoNodes(t);
       const { a, proxy, customerId, username } = nodes;
-      await a.services.groups.upsert(customerId, [{ name: 'editors', isDefault: false, attributes: {} }]);
+      await a.services.groups.upsert(customerId, [{ name: 'editors', isDefault: false, attributes: {} }], SYSTEM);
       const email = `${username}@example.test`;
-      await a.services.groups.updateMembers(customerId, 'editors', [{ primaryEmail: email, remove: false }]);
+      await a.services.groups.updateMembers(customerId, 'editors', [{ primaryEmail: email, remove: false }], SYSTEM);
       await within(BOUND_MS, 'node B lets an editor read drafts', async () => (await nodes.drafts()) === 200);
       proxy.cut();
 
@@ -281,13 +282,13 @@ if (!postgresUrl) {
         nodes.clock.advance(BOUND_MS);
         assert.deepEqual({ drafts: await nodes.drafts(), ...(await nodes.statuses()) }, { drafts, ...expected }, `node B sees it ${BOUND_MS} ms later: ${what}`);
       };
-      await a.services.groups.updateMembers(customerId, 'editors', [{ primaryEmail: email, remove: true }]);
+      await a.services.groups.updateMembers(customerId, 'editors', [{ primaryEmail: email, remove: true }], SYSTEM);
       await seen('left the editors group', 403, ACCEPTED);
-      await a.services.users.changePassword(customerId, username, PASSWORD, `${PASSWORD}-changed`);
+      await a.services.users.changePassword(customerId, username, PASSWORD, `${PASSWORD}-changed`, SYSTEM);
       await seen('password changed: the JWT is revoked', 403, { ...ACCEPTED, jwt: 400 });
-      await a.services.apiTokens.revoke(customerId, nodes.apiTokenId);
+      await a.services.apiTokens.revoke(customerId, nodes.apiTokenId, SYSTEM);
       await seen('API token revoked', 403, { jwt: 400, apiKey: 200, apiToken: 401 });
-      await a.services.siteApiKeys.revoke(customerId, nodes.apiKeyId);
+      await a.services.siteApiKeys.revoke(customerId, nodes.apiKeyId, SYSTEM);
       await seen('API key revoked', 401, REFUSED);
     });
 
@@ -303,7 +304,7 @@ if (!postgresUrl) {
       // Warm: B keeps the customer and its key.
       for (let i = 0; i < 2; i++) assert.equal((await list(customer.apiKey)).statusCode, 200);
 
-      const rotated = await a.services.customers.rotateApiKey(customer.customerKey);
+      const rotated = await a.services.customers.rotateApiKey(customer.customerKey, SYSTEM);
       // No feed tells B of it: B's customer cache is bounded by its clock.
       clock.advance(BOUND_MS);
       assert.equal((await list(customer.apiKey)).statusCode, 401, `node B refuses the API key rotated away on node A ${BOUND_MS} ms later`);

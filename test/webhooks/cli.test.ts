@@ -1,6 +1,7 @@
 /** `latchkey webhook create|list|delete` with --json on both stores: the same service as the admin routes. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { parseArgs } from '../../src/cli/args.ts';
 import type { Command } from '../../src/cli/command.ts';
 import { webhookCreate, webhookDelete, webhookList } from '../../src/cli/commands/webhook.ts';
@@ -8,7 +9,7 @@ import type { Composition } from '../../src/compose/index.ts';
 import { build } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
-const run = async (command: Command, app: Composition, argv: string[]) => (await command.run(parseArgs(argv), { app })).json as any;
+const run = async (command: Command, app: Composition, argv: string[]) => (await command.run(parseArgs(argv), { app: app, auditContext: SYSTEM })).json as any;
 
 describeEachStore('webhook commands', (kind) => {
   it('create (secret once), list (no secret; the API sees the same), delete; a bad URL is refused with its reason', async (t) => {

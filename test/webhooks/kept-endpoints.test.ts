@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
@@ -42,7 +43,7 @@ async function twoNodes(t: TestContext, kind: StoreKind): Promise<{ here: Compos
 
 /** One event, committed in its own transaction on `node`, as a service writes it. */
 const recordOn = (node: Composition, customerId: number) =>
-  node.store.db.transaction().execute((trx) => node.services.audit.record(trx, customerId, { action: 'user.updated', target: { type: 'user', id: '1', name: 'ada' } }));
+  node.store.db.transaction().execute((trx) => node.services.audit.record(trx, customerId, { action: 'user.updated', target: { type: 'user', id: '1', name: 'ada' } }, SYSTEM));
 
 /** A feed that never sees a change: the kept list trails every write, as on a node whose notification is late. */
 const silentFeed = (): ChangeFeed => ({ mark: () => 0, unchangedSince: () => true });
@@ -55,7 +56,7 @@ describeEachStore('kept webhook endpoints', (kind) => {
     await recordOn(here, customer.customerId);
     await recordOn(here, customer.customerId);
 
-    const { webhook } = await elsewhere.services.webhooks.create(customer.customerId, { url: URL, events: ['user.'] });
+    const { webhook } = await elsewhere.services.webhooks.create(customer.customerId, { url: URL, events: ['user.'] }, SYSTEM);
     const delivered = async () => (await here.services.webhooks.deliveries(customer.customerId, webhook.webhookId)).length;
     if (kind === 'sqlite') {
       // Another process's commit is seen by the next request, which a later turn of the event loop handles.
@@ -81,8 +82,8 @@ describeEachStore('kept webhook endpoints', (kind) => {
     const { db } = here.store;
     const { clock } = here;
     const customer = await here.services.customers.create({ email: `hooks-${randomBytes(4).toString('hex')}@example.test` });
-    const gone = await here.services.webhooks.create(customer.customerId, { url: URL, events: ['*'] });
-    const off = await here.services.webhooks.create(customer.customerId, { url: `${URL}/2`, events: ['*'] });
+    const gone = await here.services.webhooks.create(customer.customerId, { url: URL, events: ['*'] }, SYSTEM);
+    const off = await here.services.webhooks.create(customer.customerId, { url: `${URL}/2`, events: ['*'] }, SYSTEM);
     let kicks = 0;
     const stale = createWebhooksService({
       db, clock, sealer: undefined as never, audit: here.services.audit, policy: { allowHttp: true, allowPrivate: true },
@@ -95,7 +96,7 @@ describeEachStore('kept webhook endpoints', (kind) => {
     const countFor = async (id: number) => Number((await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('webhook_id', '=', id).executeTakeFirstOrThrow()).n);
     assert.equal(await countFor(off.webhook.id), 3, 'its own webhook.created, the recorded event and the one enqueued here');
 
-    await here.services.webhooks.delete(customer.customerId, gone.webhook.webhookId);
+    await here.services.webhooks.delete(customer.customerId, gone.webhook.webhookId, SYSTEM);
     await repo.disableWebhook(db, off.webhook.id, clock.now());
     // The delete's own event (webhook.deleted) went to the other endpoint, then enabled.
     const before = await countFor(off.webhook.id);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { SYSTEM } from '../../src/audit/context.ts';
 import { freshDatabase, kinds, serverEnv, startServer, until, withComposition } from '../faults/harness.ts';
 import { startReceiver, webhookHeaders } from './receiver.ts';
 
@@ -17,8 +18,8 @@ for (const kind of kinds) {
     });
     const secret = await withComposition(env, async (app) => {
       const customer = await app.services.customers.create({ email: 'webhook-faults@example.test' });
-      const { secret } = await app.services.webhooks.create(customer.customerId, { url: receiver.url, events: ['user.'] });
-      await app.store.db.transaction().execute((trx) => app.services.audit.record(trx, customer.customerId, { action: 'user.updated', target: { type: 'user', id: '1', name: 'alice' } }));
+      const { secret } = await app.services.webhooks.create(customer.customerId, { url: receiver.url, events: ['user.'] }, SYSTEM);
+      await app.store.db.transaction().execute((trx) => app.services.audit.record(trx, customer.customerId, { action: 'user.updated', target: { type: 'user', id: '1', name: 'alice' } }, SYSTEM));
       return secret;
     });
     const first = await startServer(t, env);

@@ -30,7 +30,7 @@ export const apiTokenCreate: Command = {
   usage: 'site api-token create --user U --name N --type basic|bearer [--expires-days D] [--customer-key K] [--json]',
   summary: "Create a site user's API token; prints the secret once.",
   options: { 'user': "the site user who owns the token (username or e-mail)", 'name': "a label for the token (1 to 100 characters)", 'type': "basic (sent as Basic with the username) or bearer (sent alone as Bearer)", 'expires-days': "days until the token expires (default: the longest LATCHKEY_SITE_API_TOKEN_MAX_EXPIRY_DAYS allows)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await siteCustomerId(args, app);
     const type = stringFlag(args, 'type', true);
     if (!API_TOKEN_TYPES.includes(type as ApiTokenType)) throw new UsageError('--type must be basic or bearer');
@@ -39,7 +39,7 @@ export const apiTokenCreate: Command = {
     if (name.trim().length === 0) throw new Invalid('name', 'must be 1 to 100 characters');
     const created = await app.services.apiTokens.create(customerId, {
       userId: user.id, name, type: type as ApiTokenType, expiresInDays: positiveInt(args, 'expires-days'),
-    });
+    }, auditContext);
     const wire = { ...toWireToken(created, created.createdAt), token: created.secret };
     return {
       json: wire,
@@ -57,7 +57,7 @@ export const apiTokenList: Command = {
   usage: 'site api-token list --user U [--customer-key K] [--json]',
   summary: "List a site user's API tokens (never their secrets).",
   options: { 'user': "the site user whose tokens are listed (username or e-mail)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await siteCustomerId(args, app);
     const user = await userOf(app, customerId, stringFlag(args, 'user', true));
     const now = app.clock.now();
@@ -75,9 +75,9 @@ export const apiTokenRevoke: Command = {
   usage: 'site api-token revoke --id N [--customer-key K] [--json]',
   summary: 'Revoke (delete) an API token; it stops working at once.',
   options: { 'id': "the token's id, as create or list shows it", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await siteCustomerId(args, app);
-    const token = await app.services.apiTokens.revoke(customerId, positiveInt(args, 'id', true));
+    const token = await app.services.apiTokens.revoke(customerId, positiveInt(args, 'id', true), auditContext);
     return { json: { id: token.id, revoked: true }, text: `API token ${token.id} (${token.name}, ${token.username}) revoked.` };
   },
 };
@@ -87,7 +87,7 @@ export const apiTokenPurgeExpired: Command = {
   usage: 'site api-token purge-expired [--user U] [--customer-key K] [--json]',
   summary: "Delete a user's expired API tokens; without --user, run the scheduler's purge once.",
   options: { 'user': "delete this user's expired tokens; without it, run the scheduled purge for every customer", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const login = stringFlag(args, 'user');
     if (login === undefined) {
       const deleted = await app.services.apiTokens.purgeExpired();
@@ -96,7 +96,7 @@ export const apiTokenPurgeExpired: Command = {
     }
     const customerId = await siteCustomerId(args, app);
     const user = await userOf(app, customerId, login);
-    const deleted = await app.services.apiTokens.deleteExpired(customerId, user.id);
+    const deleted = await app.services.apiTokens.deleteExpired(customerId, user.id, auditContext);
     return { json: { deleted }, text: `Deleted ${deleted} expired API token(s) of ${user.username}.` };
   },
 };

@@ -38,7 +38,7 @@ export const appCreate: Command = {
     'slo-url': "SAML: where the LogoutResponse of single logout goes (optional)",
     'sp-certificate': "SAML: a file holding the PEM certificate the SP signs its requests with (optional; then unsigned requests are refused)",
     'sp-metadata': "SAML: a file holding the SP's metadata XML, instead of --entity-id, --acs-urls, --slo-url and --sp-certificate" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const type = stringFlag(args, 'type', true).toUpperCase();
     if (!APPLICATION_TYPES.includes(type as ApplicationType)) throw new UsageError('--type must be JWT, OAUTH or SAML');
@@ -55,7 +55,7 @@ export const appCreate: Command = {
       sloUrl: stringFlag(args, 'slo-url'),
       spCertificate: fileFlag(args, 'sp-certificate'),
       spMetadata: fileFlag(args, 'sp-metadata'),
-    });
+    }, auditContext);
     const application = toWireApplication(created.application);
     const lines = [`Application ${application.applicationUuid} (${application.type}) created: ${application.name}.`];
     if (application.entityId !== undefined) lines.push(`  Entity ID: ${application.entityId}`, `  ACS URLs:  ${application.acsUrls!.join(' ')}`);
@@ -74,7 +74,7 @@ export const appList: Command = {
   usage: 'app list --customer-key K [--json]',
   summary: "List a customer's applications (never their secrets).",
   options: { 'customer-key': "the numeric customer key (customer list shows it)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const applications = (await app.services.applications.list(customerId)).map(toWireApplication);
     return {
@@ -90,10 +90,10 @@ export const appDelete: Command = {
   usage: 'app delete --customer-key K --uuid UUID [--json]',
   summary: 'Delete an application with its login policies and magic links.',
   options: { 'customer-key': "the numeric customer key (customer list shows it)", 'uuid': "the application's UUID, as create or list shows it" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const uuid = stringFlag(args, 'uuid', true);
-    await app.services.applications.delete(customerId, uuid);
+    await app.services.applications.delete(customerId, uuid, auditContext);
     return { json: { applicationUuid: uuid.toLowerCase(), deleted: true }, text: `Application ${uuid} deleted.` };
   },
 };

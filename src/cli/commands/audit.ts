@@ -93,7 +93,7 @@ export const auditList: Command = {
     'limit': `how many events (1..500, default ${DEFAULT_LIMIT}); with --follow, how many past events to show first`,
     'follow': 'keep running and print new events as they are written (checked every second); with --json one event per line',
   },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     if (args.positionals.length > 2) throw new UsageError(`unexpected argument ${args.positionals[2]}`);
     const customerId = await customerIdOf(args, app);
     const limit = numberFlag(args, 'limit') ?? DEFAULT_LIMIT;

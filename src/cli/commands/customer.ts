@@ -13,7 +13,7 @@ export const customerCreate: Command = {
   summary: 'Create a customer account; prints its customer key and API key once. Creates the data directory and database when they do not exist.',
   options: { 'email': "the owner's e-mail, unique among customers: the owner signs in to the console with it", 'password': "the owner's console password (optional; it appears in the process list: prefer customer set-password)", 'name': "the customer's display name (default: the e-mail's domain)" },
   createsDatabase: true,
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const created = await app.services.customers.create({
       email: stringFlag(args, 'email', true),
       password: stringFlag(args, 'password'),
@@ -31,7 +31,7 @@ export const customerList: Command = {
   usage: 'customer list [--json]',
   summary: 'List customer accounts (never their API keys).',
   options: {  },
-  async run(_args, { app }) {
+  async run(_args, { app, auditContext }) {
     const customers = await app.services.customers.list(1000);
     return {
       json: customers.map((c) => ({ customerId: c.id, customerKey: Number(c.customerKey), email: c.email, name: c.displayName })),
@@ -45,9 +45,9 @@ export const customerRotateKey: Command = {
   usage: 'customer rotate-key --customer-key K [--json]',
   summary: "Replace a customer's API key; prints the new key once.",
   options: { 'customer-key': "the numeric customer key (customer list shows it)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerKey = customerKeyFlag(args);
-    const apiKey = await app.services.customers.rotateApiKey(customerKey);
+    const apiKey = await app.services.customers.rotateApiKey(customerKey, auditContext);
     return { json: { customerKey: Number(customerKey), apiKey }, text: `New API key: ${apiKey}\nThe old key stops working within seconds.` };
   },
 };
@@ -57,7 +57,7 @@ export const customerPasswordExpiry: Command = {
   usage: 'customer password-expiry --customer-key K --days N|off [--json]',
   summary: "Set the customer's password expiry policy (days), or turn it off.",
   options: { 'customer-key': "the numeric customer key (customer list shows it)", 'days': "days after a password change until it expires, or off for no expiry" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerKey = customerKeyFlag(args);
     const raw = stringFlag(args, 'days', true);
     if (raw !== 'off' && !/^[0-9]{1,4}$/.test(raw)) throw new UsageError('--days must be a number of days or "off"');

@@ -12,9 +12,9 @@ export const scimTokenCreate: Command = {
   usage: 'scim-token create --customer-key K --name N [--json]',
   summary: 'Create a SCIM bearer token for Okta or Entra ID; prints the token once.',
   options: { 'customer-key': CUSTOMER_KEY, 'name': 'what the token is for, e.g. "Okta"' },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
-    const { scimToken, token } = await app.services.scimTokens.create(customerId, stringFlag(args, 'name', true));
+    const { scimToken, token } = await app.services.scimTokens.create(customerId, stringFlag(args, 'name', true), auditContext);
     return {
       json: { tokenId: scimToken.tokenId, token },
       text: `SCIM token "${scimToken.name}" created.\n  Token ID: ${scimToken.tokenId}\n  Token:    ${token}\nThe token is not shown again.`,
@@ -27,7 +27,7 @@ export const scimTokenList: Command = {
   usage: 'scim-token list --customer-key K [--json]',
   summary: "List a customer's SCIM tokens (never the tokens themselves).",
   options: { 'customer-key': CUSTOMER_KEY },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const tokens = (await app.services.scimTokens.list(customerId)).map(toWireScimToken);
     return {
@@ -42,10 +42,10 @@ export const scimTokenDelete: Command = {
   usage: 'scim-token delete --customer-key K --token-id ID [--json]',
   summary: 'Delete a SCIM token: requests carrying it are refused from now on.',
   options: { 'customer-key': CUSTOMER_KEY, 'token-id': "the token's id (st_…), as create or list shows it" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const tokenId = stringFlag(args, 'token-id', true);
-    await app.services.scimTokens.delete(customerId, tokenId);
+    await app.services.scimTokens.delete(customerId, tokenId, auditContext);
     return { json: { tokenId, deleted: true }, text: `SCIM token ${tokenId} deleted.` };
   },
 };

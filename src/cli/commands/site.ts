@@ -35,14 +35,14 @@ export const siteApiKeyCreate: Command = {
   usage: 'site api-key create [--user USERNAME] [--name N] [--expires-days D] [--customer-key K] [--json]',
   summary: "Create a site API key (the default read-only key, or a user's); prints it once.",
   options: { 'user': "the site user the key acts as (username or e-mail); without it, the site's default read-only key", 'name': "a label for the key, shown by list", 'expires-days': "days until the key expires (default: never)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await siteCustomerId(args, app);
     const days = positiveInt(args, 'expires-days');
     const created = await app.services.siteApiKeys.create(customerId, {
       login: stringFlag(args, 'user'),
       name: stringFlag(args, 'name'),
       expiresAt: days === undefined ? undefined : app.clock.now() + days * DAY_MS,
-    });
+    }, auditContext);
     const owner = created.key.username === null ? 'the site (default key, read-only)' : `user ${created.key.username}`;
     return {
       json: { id: created.id, apiKey: created.apiKey },
@@ -56,7 +56,7 @@ export const siteApiKeyList: Command = {
   usage: 'site api-key list [--user USERNAME] [--customer-key K] [--json]',
   summary: 'List site API keys (never the keys themselves).',
   options: { 'user': "only this user's keys (username or e-mail)", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await siteCustomerId(args, app);
     const login = stringFlag(args, 'user');
     let userId: number | undefined;
@@ -78,11 +78,11 @@ export const siteApiKeyRevoke: Command = {
   usage: 'site api-key revoke --id N [--customer-key K] [--json]',
   summary: 'Revoke a site API key; it stops working at once.',
   options: { 'id': "the key's id, as create or list shows it", 'customer-key': "the customer whose site it is (default: LATCHKEY_SITE_CUSTOMER_KEY, else the customer the site serves)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await siteCustomerId(args, app);
     const id = positiveInt(args, 'id');
     if (id === undefined) throw new UsageError('--id is required');
-    const key = toWireKey(await app.services.siteApiKeys.revoke(customerId, id));
+    const key = toWireKey(await app.services.siteApiKeys.revoke(customerId, id, auditContext));
     return { json: key, text: `API key ${key.id} revoked.` };
   },
 };
@@ -92,7 +92,7 @@ export const siteConfigShow: Command = {
   usage: 'site config [--json]',
   summary: 'Show the effective content-site settings (environment and CLI settings; never secrets).',
   options: {  },
-  async run(_args, { app }) {
+  async run(_args, { app, auditContext }) {
     const { config: site, fromCli } = await app.services.siteSettings.effective(app.config.site);
     const siteUrl = app.config.siteUrl;
     let customer: { customerId: number; customerKey: number } | null = null;
@@ -156,7 +156,7 @@ export const siteConfigSet: Command = {
   usage: 'site config set [--methods jwt,provider,apikey,apitoken] [--jwt-ttl-seconds N] [--jwt-header H] [--apikey-header H] [--editor-group G] [--editor-roles R1,R2] [--admin-group G] [--json]',
   summary: 'Change content-site settings for every node (applied when the site starts).',
   options: { 'methods': "enabled credential methods, comma-separated: jwt, provider, apikey, apitoken", 'jwt-ttl-seconds': "lifetime of the JWTs the token endpoint issues, in seconds", 'jwt-header': "the request header that carries JWTs (default Authorization)", 'apikey-header': "the request header that carries API keys (default Authorization)", 'editor-group': "the group whose members may write posts", 'editor-roles': "the user roles that may write posts, comma-separated", 'admin-group': "the group whose members administer the site's API keys and tokens" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const list = (name: string) => stringFlag(args, name)?.split(',').map((v) => v.trim()).filter(Boolean);
     const ttl = positiveInt(args, 'jwt-ttl-seconds');
     const changes: SiteSettingChanges = {
@@ -180,7 +180,7 @@ export const siteConfigReset: Command = {
   usage: 'site config reset [--json]',
   summary: 'Forget the settings made with `site config set`: the environment applies again.',
   options: {  },
-  async run(_args, { app }) {
+  async run(_args, { app, auditContext }) {
     await app.services.siteSettings.reset();
     return { json: { reset: true }, text: 'Site settings reset to the environment. Restart the site to apply.' };
   },

@@ -15,7 +15,7 @@ export const usersExport: Command = {
   usage: 'users export --customer-key K [--format csv|jsonl] [--out FILE] [--include-password-hashes] [--progress-seconds N] [--json]',
   summary: 'Write the users in the import format (CSV by default) to stdout or a file; hashes only when asked.',
   options: { 'customer-key': "the numeric customer key (customer list shows it)", 'format': "csv or jsonl (default: jsonl when --out ends in .jsonl or .ndjson, else csv)", 'out': "write to this file (created 0600) instead of stdout", 'include-password-hashes': "add each user's password hash (argon2id, or an imported argon2i or bcrypt hash)", 'progress-seconds': "without a terminal, a progress line on stderr every N seconds (default 5; 0: after every 500 users)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     if (args.positionals.length > 2) throw new UsageError(`unexpected argument ${args.positionals[2]}`);
     const out = stringFlag(args, 'out');
     const hashesFlag = args.flags['include-password-hashes'];

@@ -42,7 +42,7 @@ export const usersImport: Command = {
   usage: 'users import FILE --customer-key K [--format csv|jsonl] [--progress-seconds N] [--json]',
   summary: 'Create or update users, groups and memberships from CSV or JSON lines; run again, it changes nothing.',
   options: { 'customer-key': "the numeric customer key (customer list shows it)", 'format': "csv or jsonl (default: from the file's extension: .csv, .jsonl or .ndjson)", 'progress-seconds': "without a terminal, a progress line on stderr every N seconds (default 5; 0: after every batch of 500 rows)" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const file = args.positionals[2];
     if (file === undefined || args.positionals.length > 3) throw new UsageError('give one FILE to import');
     const format = formatOf(args, file);
@@ -63,7 +63,7 @@ export const usersImport: Command = {
     const rows = (s: ImportSummary) => s.created + s.updated + s.unchanged + s.failed;
     let summary: ImportSummary;
     try {
-      summary = await app.services.userImport.importUsers(customerId, records, format, { onBatch: (s) => progress.update(rows(s)) });
+      summary = await app.services.userImport.importUsers(customerId, records, format, auditContext, { onBatch: (s) => progress.update(rows(s)) });
     } catch (error) {
       progress.abort();
       if (error instanceof BadHeader) throw new UsageError(`${file}: ${error.message}`);

@@ -13,10 +13,10 @@ export const webhookCreate: Command = {
     'url': 'where deliveries are POSTed (https://)',
     'events': 'comma-separated action prefixes, e.g. user.,group.; default * (every event)',
   },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const events = (stringFlag(args, 'events') ?? '*').split(',').map((e) => e.trim()).filter(Boolean);
-    const { webhook, secret } = await app.services.webhooks.create(customerId, { url: stringFlag(args, 'url', true), events });
+    const { webhook, secret } = await app.services.webhooks.create(customerId, { url: stringFlag(args, 'url', true), events }, auditContext);
     return {
       json: { webhookId: webhook.webhookId, secret },
       text: `Webhook created for ${webhook.url} (${webhook.events.join(', ')}).\n  Webhook ID: ${webhook.webhookId}\n  Secret:     ${secret}\nThe secret is not shown again.`,
@@ -29,7 +29,7 @@ export const webhookList: Command = {
   usage: 'webhook list --customer-key K [--json]',
   summary: "List a customer's webhook endpoints (never their secrets).",
   options: { 'customer-key': 'the numeric customer key (customer list shows it)' },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const webhooks = (await app.services.webhooks.list(customerId)).map(toWireWebhook);
     return {
@@ -44,10 +44,10 @@ export const webhookDelete: Command = {
   usage: 'webhook delete --customer-key K --webhook-id ID [--json]',
   summary: 'Delete a webhook endpoint and its deliveries.',
   options: { 'customer-key': 'the numeric customer key (customer list shows it)', 'webhook-id': "the endpoint's id (wh_…), as create or list shows it" },
-  async run(args, { app }) {
+  async run(args, { app, auditContext }) {
     const customerId = await customerIdOf(args, app);
     const webhookId = stringFlag(args, 'webhook-id', true);
-    await app.services.webhooks.delete(customerId, webhookId);
+    await app.services.webhooks.delete(customerId, webhookId, auditContext);
     return { json: { webhookId, deleted: true }, text: `Webhook ${webhookId} deleted.` };
   },
 };

@@ -47,7 +47,7 @@ export function accountPasskeyRoutes(ctx: ConsoleContext) {
       }
       try {
         await passkeys.register(holder(me.customerId), body.ceremonyId, body.response as RegistrationResponseJSON,
-          typeof body.name === 'string' ? body.name : undefined, request.headers['user-agent']);
+          typeof body.name === 'string' ? body.name : undefined, request.headers['user-agent'], request.auditContext);
       } catch (error) {
         if (!(error instanceof Invalid)) throw error;
         return json(reply, 400, { message: `The passkey could not be added: ${error.message}.` });
@@ -57,7 +57,7 @@ export function accountPasskeyRoutes(ctx: ConsoleContext) {
 
     app.post<{ Params: { passkeyId: string } }>('/account/passkeys/:passkeyId/remove', async (request, reply) => {
       try {
-        await passkeys.remove(holder(owner(request).customerId), request.params.passkeyId);
+        await passkeys.remove(holder(owner(request).customerId), request.params.passkeyId, request.auditContext);
       } catch (error) {
         if (!(error instanceof NotFound)) throw error;
       }

@@ -70,7 +70,7 @@ every node), so every client that signs admin API requests must be given the new
     });
 
     app.post('/account/api-key/rotate', async (request, reply) => {
-      const apiKey = await ctx.services.customers.rotateApiKey(owner(request).customerKey);
+      const apiKey = await ctx.services.customers.rotateApiKey(owner(request).customerKey, request.auditContext);
       if (ctx.flashSealer) reply.setCookie(FLASH_COOKIE, ctx.flashSealer.seal(apiKey, aad(request)), { ...flashOptions, maxAge: FLASH_SECONDS });
       return reply.redirect(flashPath, 303);
     });

@@ -104,7 +104,7 @@ ${samlFields(values.saml, errors, (f) => SAML_IDS[f], 'Or paste the service prov
       }
       if (Object.keys(errors).length > 0) return listPage(request, reply, { status: 400, errors, values });
       try {
-        const created = await applications.create(owner(request).customerId, input);
+        const created = await applications.create(owner(request).customerId, input, request.auditContext);
         if (!created.clientSecret) return reply.redirect(`${ctx.root}/applications/${created.application.uuid}?done=created`, 303);
         // Shown once, on this answer: the secret is not stored, so no later page can show it.
         return showSecret(request, reply, created.application, created.clientSecret);

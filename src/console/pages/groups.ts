@@ -55,7 +55,7 @@ ${csrfField(page)}
       try {
         if (!name) throw new Invalid('groupName', 'is required');
         if (await groups.findByName(customerId, name)) throw new Conflict('group_exists', { field: 'groupName' }, `a group named ${name} already exists`);
-        await groups.upsert(customerId, [{ name, isDefault: false, attributes: {} }]);
+        await groups.upsert(customerId, [{ name, isDefault: false, attributes: {} }], request.auditContext);
       } catch (error) {
         if (error instanceof Invalid || error instanceof Conflict) return listPage(request, reply, { status: 400, errors: { name: groupNameError(error) }, name });
         throw error;

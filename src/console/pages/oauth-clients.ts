@@ -37,7 +37,7 @@ ${csrfField(page)}
 
     app.post('/oauth-clients', async (request, reply) => {
       try {
-        const created = await oauthClients.create(owner(request).customerId, { name: field(request.body, 'name') });
+        const created = await oauthClients.create(owner(request).customerId, { name: field(request.body, 'name') }, request.auditContext);
         return listPage(request, reply, {
           notices: [{ kind: 'notice', text: `OAuth client ${created.client.name} created.` }],
           secret: html`<div class="notice" role="status"><p><strong>Client secret</strong> (shown once; copy it now):</p>
@@ -68,7 +68,7 @@ ${csrfField(page)}
 
     app.post('/oauth-clients/:clientId/delete', async (request, reply) => {
       const client = await load(request);
-      await oauthClients.delete(owner(request).customerId, client.clientId);
+      await oauthClients.delete(owner(request).customerId, client.clientId, request.auditContext);
       return reply.redirect(`${ctx.root}/oauth-clients?done=deleted`, 303);
     });
   };

@@ -54,7 +54,7 @@ ${csrfField(page)}
     app.post('/scim', async (request, reply) => {
       const name = field(request.body, 'name');
       try {
-        const created = await scimTokens.create(owner(request).customerId, name);
+        const created = await scimTokens.create(owner(request).customerId, name, request.auditContext);
         return listPage(request, reply, {
           notices: [{ kind: 'notice', text: `SCIM token ${created.scimToken.name} created.` }],
           token: html`<div class="notice" role="status"><p><strong>SCIM token</strong> (shown once; copy it now into Okta's API Token or Entra ID's Secret Token field: it is not shown again):</p>
@@ -85,7 +85,7 @@ ${csrfField(page)}
 
     app.post('/scim/tokens/:tokenId/delete', async (request, reply) => {
       const token = await load(request);
-      await scimTokens.delete(owner(request).customerId, token.tokenId);
+      await scimTokens.delete(owner(request).customerId, token.tokenId, request.auditContext);
       return reply.redirect(`${ctx.root}/scim?done=deleted`, 303);
     });
   };

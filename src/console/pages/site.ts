@@ -99,7 +99,7 @@ ${csrfField(page)}
         const created = await siteApiKeys.create(owner(request).customerId, {
           ...(login ? { login } : {}), ...(name ? { name } : {}),
           ...(days ? { expiresAt: ctx.clock.now() + Number(days) * 86_400_000 } : {}),
-        });
+        }, request.auditContext);
         return show(request, reply, {
           notices: [{ kind: 'notice', text: `API key ${created.key.name} created.` }],
           created: html`<div class="notice" role="status"><p><strong>New API key</strong> (shown once; copy it now):</p><p><code class="secret" id="site-api-key">${created.apiKey}</code></p></div>`,
@@ -115,7 +115,7 @@ ${csrfField(page)}
     app.post('/site/api-keys/:id/revoke', async (request, reply) => {
       const id = (request.params as { id: string }).id;
       if (!/^[0-9]{1,15}$/.test(id)) throw new NotFound('API key');
-      await siteApiKeys.revoke(owner(request).customerId, Number(id));
+      await siteApiKeys.revoke(owner(request).customerId, Number(id), request.auditContext);
       return reply.redirect(`${ctx.root}/site?done=revoked`, 303);
     });
   };

@@ -49,7 +49,7 @@ ${csrfField(page)}
       const url = field(request.body, 'url');
       const events = field(request.body, 'events');
       try {
-        const created = await webhooks.create(owner(request).customerId, { url, events: events.split(',').map((e) => e.trim()).filter(Boolean) });
+        const created = await webhooks.create(owner(request).customerId, { url, events: events.split(',').map((e) => e.trim()).filter(Boolean) }, request.auditContext);
         return listPage(request, reply, {
           notices: [{ kind: 'notice', text: `Webhook for ${created.webhook.url} created.` }],
           secret: html`<div class="notice" role="status"><p><strong>Signing secret</strong> (shown once; copy it now):</p>
@@ -108,7 +108,7 @@ ${deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`
 
     app.post('/webhooks/:webhookId/delete', async (request, reply) => {
       const webhook = await load(request);
-      await webhooks.delete(owner(request).customerId, webhook.webhookId);
+      await webhooks.delete(owner(request).customerId, webhook.webhookId, request.auditContext);
       return reply.redirect(`${ctx.root}/webhooks?done=deleted`, 303);
     });
   };

@@ -3,7 +3,7 @@
  * POST, a live SSO session) and the step-up cookie. Shared by the route files of the page's sections.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { setAuditActor } from '../../audit/context.ts';
+import { actingUser } from '../../audit/context.ts';
 import { securityHeaders } from '../hosted-pages/layout.ts';
 import { isCrossSitePost, readRequestCookie } from '../hosted-pages/requests.ts';
 import type { OidcService } from '../oidc/service.ts';
@@ -64,7 +64,7 @@ export function makeSignedIn(deps: {
       return undefined;
     }
     // What the signed-in user changes here is theirs in the audit log.
-    setAuditActor({ type: 'user', id: String(current.user.id) });
+    request.auditContext = actingUser(request.auditContext, current.user);
     return { entry, signedIn: current };
   };
 }

@@ -77,8 +77,8 @@ export async function factorRoutes(app: FastifyInstance, opts: FactorRoutesOptio
     const target = await removal(found, what);
     if (!target) return html(reply, 404, noSuchPasskeyPage(accountPath(found)));
     try {
-      if (what === 'authenticator') await factors.removeAuthenticator(found.entry.customer.id, found.signedIn, stepUpProof(request));
-      else await factors.removePasskey(found.entry.customer.id, found.signedIn, stepUpProof(request), what);
+      if (what === 'authenticator') await factors.removeAuthenticator(found.entry.customer.id, found.signedIn, stepUpProof(request), request.auditContext);
+      else await factors.removePasskey(found.entry.customer.id, found.signedIn, stepUpProof(request), what, request.auditContext);
     } catch (error) {
       if (error instanceof Forbidden) return showStepUp(reply, found, target, 403, 'Confirm it is you again: the last check was more than 5 minutes ago.');
       if (error instanceof NotFound) return html(reply, 404, noSuchPasskeyPage(accountPath(found)));
@@ -101,7 +101,7 @@ export async function factorRoutes(app: FastifyInstance, opts: FactorRoutesOptio
     if (!found) return reply;
     const secret = text(request.body, 'secret');
     try {
-      await factors.confirmAuthenticator(found.entry.customer.id, found.signedIn.user, secret, text(request.body, 'code').trim());
+      await factors.confirmAuthenticator(found.entry.customer.id, found.signedIn.user, secret, text(request.body, 'code').trim(), request.auditContext);
     } catch (error) {
       if (!(error instanceof MfaFailed)) throw error;
       // The key again (the pending one, which this user was just shown), without its picture.
@@ -160,7 +160,7 @@ export async function factorRoutes(app: FastifyInstance, opts: FactorRoutesOptio
     }
     try {
       await passkeys.register({ customerId: entry.customer.id, userId: user.id }, body.ceremonyId, body.response as RegistrationResponseJSON,
-        typeof body.name === 'string' ? body.name : undefined, request.headers['user-agent']);
+        typeof body.name === 'string' ? body.name : undefined, request.headers['user-agent'], request.auditContext);
     } catch (error) {
       if (!(error instanceof Invalid)) throw error;
       return json(reply, 400, { message: `The passkey could not be added: ${error.message}.` });

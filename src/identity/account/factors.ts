@@ -5,6 +5,7 @@
  * applications' policies would then ask for a factor the user no longer has (consequencesOfRemoving).
  */
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import { Conflict, Forbidden } from '../../lib/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { ApplicationsService } from '../applications/service.ts';
@@ -34,13 +35,13 @@ export interface AccountFactorsService {
   /** @throws Conflict('authenticator_active') when one is active: it is removed first (with a step-up), never replaced unseen. */
   startAuthenticator(customerId: number, user: UserWithGroups, customerDisplayName: string): Promise<Registration>;
   /** @throws MfaFailed as mfa.validate */
-  confirmAuthenticator(customerId: number, user: UserWithGroups, secret: string, code: string): Promise<void>;
+  confirmAuthenticator(customerId: number, user: UserWithGroups, secret: string, code: string, context: AuditContext): Promise<void>;
   /** True when `stepUpProof` is a fresh step-up of this session: a removal may go ahead. */
   isSteppedUp(signedIn: SignedIn, stepUpProof: string | undefined): boolean;
   /** @throws Forbidden('step_up_required') without a fresh step-up of this session. */
-  removeAuthenticator(customerId: number, signedIn: SignedIn, stepUpProof: string | undefined): Promise<void>;
+  removeAuthenticator(customerId: number, signedIn: SignedIn, stepUpProof: string | undefined, context: AuditContext): Promise<void>;
   /** @throws Forbidden('step_up_required'); NotFound when the passkey is not this user's. */
-  removePasskey(customerId: number, signedIn: SignedIn, stepUpProof: string | undefined, passkeyId: string): Promise<void>;
+  removePasskey(customerId: number, signedIn: SignedIn, stepUpProof: string | undefined, passkeyId: string, context: AuditContext): Promise<void>;
 }
 
 export interface AccountFactorsDeps {
@@ -122,20 +123,20 @@ export function createAccountFactorsService(deps: AccountFactorsDeps): AccountFa
       return mfa.register(customerId, { login: user.username, customerDisplayName });
     },
 
-    async confirmAuthenticator(customerId, user, secret, code) {
-      await mfa.validate(customerId, { login: user.username, secret, otp: code });
+    async confirmAuthenticator(customerId, user, secret, code, context) {
+      await mfa.validate(customerId, { login: user.username, secret, otp: code }, context);
     },
 
     isSteppedUp: (signedIn, proof) => stepUps.isFresh(signedIn.session, proof),
 
-    async removeAuthenticator(customerId, signedIn, proof) {
+    async removeAuthenticator(customerId, signedIn, proof, context) {
       requireStepUp(signedIn, proof);
-      await mfa.reset(customerId, signedIn.user.username);
+      await mfa.reset(customerId, signedIn.user.username, context);
     },
 
-    async removePasskey(customerId, signedIn, proof, passkeyId) {
+    async removePasskey(customerId, signedIn, proof, passkeyId, context) {
       requireStepUp(signedIn, proof);
-      await passkeys.remove(holder(customerId, signedIn.user.id), passkeyId);
+      await passkeys.remove(holder(customerId, signedIn.user.id), passkeyId, context);
     },
   };
 }

@@ -84,7 +84,7 @@ export async function accountRoutes(app: FastifyInstance, opts: AccountOptions):
     let reopened;
     try {
       reopened = await account.changePassword(entry.customer.id, current, currentPassword, newPassword,
-        { userAgent: request.headers['user-agent'], address: request.ip }, readRequestCookie(request, SSO_COOKIE)!);
+        { userAgent: request.headers['user-agent'], address: request.ip }, readRequestCookie(request, SSO_COOKIE)!, request.auditContext);
     } catch (error) {
       if (!(error instanceof Invalid)) throw error;
       const problem = error.field === 'oldPassword'
@@ -108,7 +108,7 @@ export async function accountRoutes(app: FastifyInstance, opts: AccountOptions):
     const found = await signedIn(request, reply, true);
     if (!found) return reply;
     const { entry, signedIn: { user } } = found;
-    await ssoSessions.endAllForUser(entry.customer.id, user);
+    await ssoSessions.endAllForUser(entry.customer.id, user, request.auditContext);
     // This browser's provider session too, as the sign-out does; other browsers' provider sessions
     // ask for a sign-in at their next authorization, their SSO session being gone (oidc/provider.ts).
     const providerSession = await entry.provider.Session.get({ req: request.raw, res: reply.raw });

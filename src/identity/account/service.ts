@@ -7,6 +7,7 @@
  * the same throttle) or one of the user's own passkeys, answered by a proof for this session (step-up.ts).
  */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { AuditContext } from '../../audit/context.ts';
 import { Invalid } from '../../lib/errors.ts';
 import { loginAttempt, withReservation, type LoginThrottle } from '../../store/throttles/login.ts';
 import type { BrowserInfo, SignedIn, SsoSessionsService } from '../sso-sessions/service.ts';
@@ -22,7 +23,7 @@ export interface AccountService {
    * @throws Invalid with field `oldPassword` (wrong current password) or `password` (the password
    *   rules, or the same as the current one); RateLimited while the user or the address is throttled.
    */
-  changePassword(customerId: number, signedIn: SignedIn, currentPassword: string, newPassword: string, browser: BrowserInfo, sessionValue: string): Promise<{ value: string; session: SsoSession }>;
+  changePassword(customerId: number, signedIn: SignedIn, currentPassword: string, newPassword: string, browser: BrowserInfo, sessionValue: string, context: AuditContext): Promise<{ value: string; session: SsoSession }>;
   /**
    * The step-up with the password. @returns the proof (step-up.ts).
    * @throws Invalid('password') when it is wrong; RateLimited as changePassword.
@@ -45,11 +46,11 @@ export interface AccountDeps {
 export function createAccountService(deps: AccountDeps): AccountService {
   const { users, ssoSessions, throttle, passkeys, stepUps } = deps;
   return {
-    async changePassword(customerId, { session, user }, currentPassword, newPassword, browser, sessionValue) {
+    async changePassword(customerId, { session, user }, currentPassword, newPassword, browser, sessionValue, context) {
       const reservation = await throttle.reserve(loginAttempt(customerId, user.username, user.id, browser.address));
       await withReservation(reservation, async (settle) => {
         try {
-          await users.changePassword(customerId, user.username, currentPassword, newPassword);
+          await users.changePassword(customerId, user.username, currentPassword, newPassword, context);
         } catch (error) {
           // Only a wrong current password is a failed guess; the new one's rules are checked after it.
           if (error instanceof Invalid && error.field === 'oldPassword') await settle.failed();

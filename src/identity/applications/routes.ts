@@ -97,7 +97,7 @@ export async function applicationRoutes(app: FastifyInstance, opts: { applicatio
       postLogoutRedirectUris: body.postLogoutRedirectUris,
       entityId: body.entityId, acsUrls: body.acsUrls, nameIdFormat: body.nameIdFormat, sloUrl: body.sloUrl,
       spCertificate: body.spCertificate, spMetadata: body.spMetadata,
-    });
+    }, request.auditContext);
     request.log.info({ applicationUuid: created.application.uuid, type: created.application.type }, 'application created');
     const wire = { status: 'SUCCESS', application: toWireApplication(created.application) };
     if (created.clientSecret === undefined) return wire;
@@ -131,7 +131,7 @@ export async function applicationRoutes(app: FastifyInstance, opts: { applicatio
     },
   }, async (request) => {
     const { applicationUuid } = request.body as { applicationUuid: string };
-    await applications.delete(request.customer.id, applicationUuid);
+    await applications.delete(request.customer.id, applicationUuid, request.auditContext);
     request.log.info({ applicationUuid }, 'application deleted');
     return { status: 'SUCCESS', message: 'Application deleted.' };
   });

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { applicationTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -42,10 +43,10 @@ const LISTS: Record<ApplicationType, { uses: UrlList[]; requires: UrlList[] }> =
 
 export interface ApplicationsService {
   /** @throws Invalid naming the field (type rules, URL rules, SAML settings); Conflict for a SAML entityId the customer already has. */
-  create(customerId: number, input: ApplicationInput): Promise<CreatedApplication>;
+  create(customerId: number, input: ApplicationInput, context: AuditContext): Promise<CreatedApplication>;
   list(customerId: number): Promise<Application[]>;
   /** Deletes it with its policies and magic links. @throws NotFound for an unknown UUID. */
-  delete(customerId: number, uuid: string): Promise<void>;
+  delete(customerId: number, uuid: string, context: AuditContext): Promise<void>;
   /** The customer's application, or undefined (another customer's UUID included). */
   findByUuid(db: Executor, customerId: number, uuid: string): Promise<Application | undefined>;
   /** @throws NotFound with the spec's text for an unknown UUID. */
@@ -61,7 +62,7 @@ export interface ApplicationsService {
    * type stays); they follow create's rules.
    * @throws NotFound for an unknown UUID; Invalid naming the first broken rule (findApplicationProblems lists them all); Conflict for an entityId another application has.
    */
-  update(customerId: number, uuid: string, input: Omit<ApplicationInput, 'type'>): Promise<Application>;
+  update(customerId: number, uuid: string, input: Omit<ApplicationInput, 'type'>, context: AuditContext): Promise<Application>;
 }
 
 /** The URL lists a type uses, and which of them must hold a URL (the forms show these and no others). */
@@ -152,7 +153,7 @@ export function createApplicationsService(deps: { db: Kysely<Database>; clock: C
   }
 
   return {
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       enforce(checkApplicationName(input.name));
       const name = input.name;
       const lists = checkLists(input);
@@ -173,7 +174,7 @@ export function createApplicationsService(deps: { db: Kysely<Database>; clock: C
           saml,
           createdAt: clock.now(),
         });
-        await audit.record(trx, customerId, { action: 'application.created', target: applicationTarget(inserted) });
+        await audit.record(trx, customerId, { action: 'application.created', target: applicationTarget(inserted) }, context);
         return inserted;
       }).catch(uniqueEntityId);
       return clientSecret === undefined ? { application } : { application, clientSecret };
@@ -181,11 +182,11 @@ export function createApplicationsService(deps: { db: Kysely<Database>; clock: C
 
     list: (customerId) => repo.listApplications(db, customerId),
 
-    async delete(customerId, uuid) {
+    async delete(customerId, uuid, context) {
       await db.transaction().execute(async (trx) => {
         const application = await repo.findApplicationByUuid(trx, customerId, normaliseUuid(uuid));
         if (!application || !await repo.deleteApplication(trx, customerId, application.uuid)) throw new NotFound('application', APPLICATION_NOT_FOUND);
-        await audit.record(trx, customerId, { action: 'application.deleted', target: applicationTarget(application) });
+        await audit.record(trx, customerId, { action: 'application.deleted', target: applicationTarget(application) }, context);
       });
     },
 
@@ -203,7 +204,7 @@ export function createApplicationsService(deps: { db: Kysely<Database>; clock: C
       return app;
     },
 
-    async update(customerId, uuid, input) {
+    async update(customerId, uuid, input, context) {
       const current = await findByUuid(db, customerId, uuid);
       if (!current) throw new NotFound('application', APPLICATION_NOT_FOUND);
       const [first] = findApplicationProblems({ ...input, type: current.type });
@@ -217,7 +218,7 @@ export function createApplicationsService(deps: { db: Kysely<Database>; clock: C
       return db.transaction().execute(async (trx) => {
         const updated = await repo.updateApplication(trx, customerId, current.uuid, { name: input.name, ...lists, saml });
         if (!updated) throw new NotFound('application', APPLICATION_NOT_FOUND);
-        if (settingsOf(updated) !== settingsOf(current)) await audit.record(trx, customerId, { action: 'application.updated', target: applicationTarget(updated) });
+        if (settingsOf(updated) !== settingsOf(current)) await audit.record(trx, customerId, { action: 'application.updated', target: applicationTarget(updated) }, context);
         return updated;
       }).catch(uniqueEntityId);
     },

@@ -12,6 +12,7 @@ import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import * as repo from './repo.ts';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { customerTarget } from '../../audit/targets.ts';
 import type { Customer, CustomerWithApiKey } from './types.ts';
@@ -29,7 +30,7 @@ export interface CustomersService {
   /** The customer the content site serves: the configured key, else the only customer. */
   findSiteCustomer(configuredKey: string | undefined): Promise<Customer | undefined>;
   /** Replaces the API key; the old one stops working once node caches expire. */
-  rotateApiKey(customerKey: string): Promise<string>;
+  rotateApiKey(customerKey: string, context: AuditContext): Promise<string>;
   setPasswordExpiryDays(customerKey: string, days: number | null): Promise<void>;
   list(limit?: number): Promise<Customer[]>;
   /**
@@ -121,13 +122,13 @@ export function createCustomersService(deps: {
       const rows = await repo.listCustomers(deps.db, 2);
       return rows.length === 1 ? strip(rows[0]) : undefined;
     },
-    async rotateApiKey(customerKey) {
+    async rotateApiKey(customerKey, context) {
       const row = await repo.findCustomerByKey(deps.db, customerKey);
       if (!row) throw new NotFound('customer');
       const apiKey = generateSecret('lkak', 32);
       await deps.db.transaction().execute(async (trx) => {
         await repo.updateCustomerSettings(trx, row.id, { apiKeySealed: deps.sealer.seal(apiKey, aad(customerKey)), now: deps.clock.now() });
-        await deps.audit.record(trx, row.id, { action: 'customer.apikey.rotated', target: customerTarget(row) });
+        await deps.audit.record(trx, row.id, { action: 'customer.apikey.rotated', target: customerTarget(row) }, context);
       });
       cache.delete(customerKey);
       return apiKey;

@@ -6,6 +6,7 @@
  * renamed group, group.members.updated, group.deleted.
  */
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { groupTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -48,11 +49,11 @@ export interface GroupProvisioningService {
   /** Each group's members by guid and username, in membership order. */
   members(customerId: number, groupIds: number[]): Promise<Map<number, MemberRef[]>>;
   /** @throws Invalid (name, externalId, a member that is no user of the customer); Conflict when the name is taken */
-  create(customerId: number, input: { name: string; externalId?: string; memberGuids: string[] }): Promise<Group>;
+  create(customerId: number, input: { name: string; externalId?: string; memberGuids: string[] }, context: AuditContext): Promise<Group>;
   /** Everything in one transaction. @throws NotFound, Invalid, Immutable (the built-in group's name), Conflict */
-  change(customerId: number, groupId: number, change: GroupChange): Promise<void>;
+  change(customerId: number, groupId: number, change: GroupChange, context: AuditContext): Promise<void>;
   /** @throws NotFound; Immutable for the built-in group. */
-  remove(customerId: number, groupId: number): Promise<void>;
+  remove(customerId: number, groupId: number, context: AuditContext): Promise<void>;
 }
 
 export function createGroupProvisioningService(deps: { db: Kysely<Database>; clock: Clock; audit: AuditRecorder; groups: GroupsService }): GroupProvisioningService {
@@ -111,7 +112,7 @@ export function createGroupProvisioningService(deps: { db: Kysely<Database>; clo
 
     members: (customerId, groupIds) => repo.listMemberRefs(db, customerId, groupIds),
 
-    async create(customerId, { name, externalId, memberGuids }) {
+    async create(customerId, { name, externalId, memberGuids }, context) {
       enforce(checkGroupName('groupName', name));
       if (externalId !== undefined) enforce(checkGroupExternalId(externalId));
       checkMembers(memberGuids);
@@ -124,9 +125,9 @@ export function createGroupProvisioningService(deps: { db: Kysely<Database>; clo
           const groupId = await repo.insertGroup(trx, customerId, { name, isDefault: false, isCustomerDefault: false, attributes: {}, now });
           if (externalId) await repo.setGroupExternalId(trx, customerId, groupId, externalId, now);
           // DESIGN's actions have no group.created: a new group is a group.updated (as groups/update records it).
-          await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
+          await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) }, context);
           if (memberGuids.length > 0 && await applyMembers(trx, customerId, groupId, [{ op: 'add', guids: memberGuids }]) > 0) {
-            await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget({ id: groupId, name }) });
+            await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget({ id: groupId, name }) }, context);
           }
           return get(customerId, groupId, trx);
         });
@@ -136,25 +137,25 @@ export function createGroupProvisioningService(deps: { db: Kysely<Database>; clo
       }
     },
 
-    async change(customerId, groupId, change) {
+    async change(customerId, groupId, change, context) {
       if (change.externalId !== undefined) enforce(checkGroupExternalId(change.externalId));
       await db.transaction().execute(async (trx) => {
         const group = await get(customerId, groupId, trx);
         let renamed = false;
-        if (change.name !== undefined && change.name !== group.name) renamed = await groups.renameIn(trx, customerId, groupId, change.name);
+        if (change.name !== undefined && change.name !== group.name) renamed = await groups.renameIn(trx, customerId, groupId, change.name, context);
         const name = change.name ?? group.name;
         const externalId = change.externalId === undefined ? group.externalId : change.externalId || null;
         if (externalId !== group.externalId) {
           await repo.setGroupExternalId(trx, customerId, groupId, externalId, clock.now());
           // The rename wrote the group's event already.
-          if (!renamed) await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
+          if (!renamed) await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) }, context);
         }
         if (change.members && change.members.length > 0 && await applyMembers(trx, customerId, groupId, change.members) > 0) {
-          await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget({ id: groupId, name }) });
+          await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget({ id: groupId, name }) }, context);
         }
       });
     },
 
-    remove: (customerId, groupId) => groups.remove(customerId, groupId),
+    remove: (customerId, groupId, context) => groups.remove(customerId, groupId, context),
   };
 }

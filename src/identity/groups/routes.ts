@@ -111,7 +111,7 @@ export async function groupRoutes(app: FastifyInstance, opts: { groups: GroupsSe
       isDefault: g.isDefault === true || g.isDefault === 'true',
       attributes: Object.fromEntries(attributeNames.filter((n) => typeof g[n] === 'string').map((n) => [n, g[n] as string])),
     }));
-    await groups.upsert(request.customer.id, inputs);
+    await groups.upsert(request.customer.id, inputs, request.auditContext);
     return { customerId: request.customer.id, status: 'SUCCESS', message: 'Groups updated successfully.' };
   });
 
@@ -139,7 +139,7 @@ export async function groupRoutes(app: FastifyInstance, opts: { groups: GroupsSe
   }, async (request) => {
     const body = request.body as { groupName: string; users: { primaryEmail: string; action?: string }[] };
     await groups.updateMembers(request.customer.id, body.groupName,
-      body.users.map((u) => ({ primaryEmail: u.primaryEmail, remove: u.action === 'remove' })));
+      body.users.map((u) => ({ primaryEmail: u.primaryEmail, remove: u.action === 'remove' })), request.auditContext);
     return { customerId: request.customer.id, status: 'SUCCESS', message: 'Group members updated successfully.' };
   });
 

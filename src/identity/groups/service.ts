@@ -3,6 +3,7 @@
  * membership functions the users module calls inside its own transactions.
  */
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { groupTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -25,9 +26,9 @@ export interface GroupsService {
   createDefaultGroup(trx: Executor, customerId: number): Promise<void>;
   list(customerId: number, batchNo: number, batchSize: number): Promise<Page<Group>>;
   /** Creates missing groups, updates the others; all or nothing. */
-  upsert(customerId: number, groups: GroupInput[]): Promise<void>;
+  upsert(customerId: number, groups: GroupInput[], context: AuditContext): Promise<void>;
   /** @throws NotFound for an unknown group; Invalid for an unknown e-mail (nothing changes). */
-  updateMembers(customerId: number, groupName: string, changes: MemberChange[]): Promise<void>;
+  updateMembers(customerId: number, groupName: string, changes: MemberChange[], context: AuditContext): Promise<void>;
   listMemberships(customerId: number, batchNo: number, batchSize: number): Promise<Page<Membership>>;
   /** @throws Invalid naming the first group that does not exist. */
   resolveAssignments(db: Executor, customerId: number, assignments: { name: string; attributes: { name: string; value: string }[] }[]): Promise<ResolvedAssignment[]>;
@@ -40,7 +41,7 @@ export interface GroupsService {
   /** One group's members, a keyset page: `after` is the previous page's `next` (0 for the first). */
   listMembers(customerId: number, groupId: number, page: { after: number; limit: number }): Promise<{ members: UserLine[]; next?: number }>;
   /** Creates the groups of `names` that do not exist (plain, no attributes) in the caller's transaction. */
-  createMissing(db: Executor, customerId: number, names: string[]): Promise<void>;
+  createMissing(db: Executor, customerId: number, names: string[], context: AuditContext): Promise<void>;
   /** One group by name (any case), with its member count; undefined when there is none. */
   findByName(customerId: number, name: string): Promise<Group | undefined>;
   /** A page of groups by name, those whose name holds `text` (any case, any part) when it is not empty, and how many match. */
@@ -49,16 +50,16 @@ export interface GroupsService {
    * Renames a group; its login policies follow it.
    * @throws Invalid('groupName') breaking the name rule, or for the built-in group; Conflict when another group has the name.
    */
-  rename(customerId: number, groupId: number, name: string): Promise<void>;
+  rename(customerId: number, groupId: number, name: string, context: AuditContext): Promise<void>;
   /** rename inside the caller's transaction (SCIM's PATCH and PUT); false when the name was that already. @throws as rename */
-  renameIn(db: Executor, customerId: number, groupId: number, name: string): Promise<boolean>;
+  renameIn(db: Executor, customerId: number, groupId: number, name: string, context: AuditContext): Promise<boolean>;
   /** Makes the group the one new users join (the flag leaves the previous default). @throws NotFound */
-  makeDefault(customerId: number, groupId: number): Promise<void>;
+  makeDefault(customerId: number, groupId: number, context: AuditContext): Promise<void>;
   /**
    * Deletes a group with its memberships and its login policies; when it was the default, the built-in
    * group becomes default again. @throws NotFound; Invalid for the built-in group, which stays.
    */
-  remove(customerId: number, groupId: number): Promise<void>;
+  remove(customerId: number, groupId: number, context: AuditContext): Promise<void>;
 }
 
 /**
@@ -89,7 +90,7 @@ export function createGroupsService(deps: {
 }): GroupsService {
   const { db, clock, audit } = deps;
 
-  async function upsertOnce(customerId: number, groups: GroupInput[]): Promise<void> {
+  async function upsertOnce(customerId: number, groups: GroupInput[], context: AuditContext): Promise<void> {
     await db.transaction().execute(async (trx) => {
       await repo.lockCustomerGroups(trx, customerId);
       const now = clock.now();
@@ -114,7 +115,7 @@ export function createGroupsService(deps: {
         }
         if (input.isDefault) await repo.setDefaultGroup(trx, customerId, groupId, now);
         else await repo.unsetDefaultGroup(trx, customerId, groupId, now);
-        if (changed) await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name: found?.name ?? input.name }) });
+        if (changed) await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name: found?.name ?? input.name }) }, context);
       }
     });
   }
@@ -126,7 +127,7 @@ export function createGroupsService(deps: {
     return group;
   }
 
-  async function renameIn(trx: Executor, customerId: number, groupId: number, name: string): Promise<boolean> {
+  async function renameIn(trx: Executor, customerId: number, groupId: number, name: string, context: AuditContext): Promise<boolean> {
     enforce(checkGroupName('groupName', name));
     await repo.lockCustomerGroups(trx, customerId);
     const group = await requireGroup(trx, customerId, groupId);
@@ -141,7 +142,7 @@ export function createGroupsService(deps: {
       if (!isUniqueViolation(error)) throw error;
       throw new Conflict('policy_exists', { field: 'groupName' }, `groupName ${name} already has login policies of its own (delete them first)`);
     }
-    await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
+    await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) }, context);
     return true;
   }
 
@@ -152,7 +153,7 @@ export function createGroupsService(deps: {
 
     list: (customerId, batchNo, batchSize) => page(batchNo, batchSize, (offset, limit) => repo.listGroupsPage(db, customerId, offset, limit)),
 
-    async upsert(customerId, groups) {
+    async upsert(customerId, groups, context) {
       const seen = new Set<string>();
       groups.forEach((g, i) => {
         enforce(checkGroupAttributes(g, `groups[${i}].`));
@@ -164,13 +165,13 @@ export function createGroupsService(deps: {
       // lockCustomerGroups serialises upserts; should two inserts of one name still meet on the
       // unique index, the loser retries and finds the group.
       for (let attempt = 0; ; attempt++) {
-        try { return await upsertOnce(customerId, groups); } catch (error) {
+        try { return await upsertOnce(customerId, groups, context); } catch (error) {
           if (!isUniqueViolation(error) || attempt >= 3) throw error;
         }
       }
     },
 
-    async updateMembers(customerId, groupName, changes) {
+    async updateMembers(customerId, groupName, changes, context) {
       await db.transaction().execute(async (trx) => {
         const [group] = await repo.findGroupsByNames(trx, customerId, [groupName]);
         if (!group) throw new NotFound('group', `group ${groupName} does not exist`);
@@ -186,7 +187,7 @@ export function createGroupsService(deps: {
         const now = clock.now();
         const removed = await repo.removeMembers(trx, customerId, group.id, toRemove);
         const added = await repo.addMembers(trx, customerId, group.id, toAdd.filter((id) => !toRemove.includes(id)).map((userId) => ({ userId, attributes: [] })), now);
-        if (removed + added > 0) await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget(group) });
+        if (removed + added > 0) await audit.record(trx, customerId, { action: 'group.members.updated', target: groupTarget(group) }, context);
       });
     },
 
@@ -223,7 +224,7 @@ export function createGroupsService(deps: {
 
     listMembers: (customerId, groupId, { after, limit }) => repo.listGroupMembers(db, customerId, groupId, after, limit),
 
-    async createMissing(exec, customerId, names) {
+    async createMissing(exec, customerId, names, context) {
       if (names.length === 0) return;
       for (const [i, name] of names.entries()) enforce(checkGroupName(`groups[${i}]`, name));
       await repo.lockCustomerGroups(exec, customerId);
@@ -234,7 +235,7 @@ export function createGroupsService(deps: {
         if (known.has(key)) continue;
         known.add(key);
         const groupId = await repo.insertGroup(exec, customerId, { name, isDefault: false, isCustomerDefault: false, attributes: {}, now });
-        await audit.record(exec, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) });
+        await audit.record(exec, customerId, { action: 'group.updated', target: groupTarget({ id: groupId, name }) }, context);
       }
     },
 
@@ -245,23 +246,23 @@ export function createGroupsService(deps: {
       return { items, total };
     },
 
-    async rename(customerId, groupId, name) {
-      await db.transaction().execute((trx) => renameIn(trx, customerId, groupId, name));
+    async rename(customerId, groupId, name, context) {
+      await db.transaction().execute((trx) => renameIn(trx, customerId, groupId, name, context));
     },
 
-    renameIn: (exec, customerId, groupId, name) => renameIn(exec, customerId, groupId, name),
+    renameIn: (exec, customerId, groupId, name, context) => renameIn(exec, customerId, groupId, name, context),
 
-    async makeDefault(customerId, groupId) {
+    async makeDefault(customerId, groupId, context) {
       await db.transaction().execute(async (trx) => {
         await repo.lockCustomerGroups(trx, customerId);
         const group = await requireGroup(trx, customerId, groupId);
         if (group.isDefault) return;
         await repo.setDefaultGroup(trx, customerId, groupId, clock.now());
-        await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget(group) });
+        await audit.record(trx, customerId, { action: 'group.updated', target: groupTarget(group) }, context);
       });
     },
 
-    async remove(customerId, groupId) {
+    async remove(customerId, groupId, context) {
       await db.transaction().execute(async (trx) => {
         await repo.lockCustomerGroups(trx, customerId);
         const group = await requireGroup(trx, customerId, groupId);
@@ -270,7 +271,7 @@ export function createGroupsService(deps: {
         if (group.isDefault) await repo.unsetDefaultGroup(trx, customerId, groupId, now);
         await repo.deletePoliciesOfGroup(trx, customerId, group.name);
         await repo.deleteGroup(trx, customerId, groupId);
-        await audit.record(trx, customerId, { action: 'group.deleted', target: groupTarget(group) });
+        await audit.record(trx, customerId, { action: 'group.deleted', target: groupTarget(group) }, context);
       });
     },
   };

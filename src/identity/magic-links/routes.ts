@@ -91,7 +91,7 @@ export async function magicLinkRoutes(app: FastifyInstance, opts: { magicLinks: 
       applicationUuid: body.applicationUuid,
       redirectUri: body.redirectUri,
       expiryMinutes: body.expiryMinutes,
-    }, correlationId);
+    }, correlationId, request.auditContext);
     request.log.info({ customerId: request.customer.id }, 'magic link generated');
     return { status: 'SUCCESS', message: 'The magic link has been sent to the user\'s registered e-mail address.', correlationId };
   });
@@ -121,7 +121,7 @@ export async function magicLinkRoutes(app: FastifyInstance, opts: { magicLinks: 
       },
     },
   }, async (request) => {
-    const revoked = await magicLinks.revoke(request.customer.id, (request.body as { username: string }).username);
+    const revoked = await magicLinks.revoke(request.customer.id, (request.body as { username: string }).username, request.auditContext);
     request.log.info({ customerId: request.customer.id, revoked }, 'magic links revoked');
     return { status: 'SUCCESS', message: revoked === 1 ? 'The invite link has been revoked.' : `${revoked} invite links have been revoked.` };
   });

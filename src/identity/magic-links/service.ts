@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
-import { setAuditCorrelationId } from '../../audit/context.ts';
+import { actingUser, type AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -106,29 +106,29 @@ export interface MagicLinksService {
    * @throws Invalid (a field, or the policy prerequisite), UserNotFound, NotFound('application').
    * Resolves once the link and its mail are committed.
    */
-  generate(customerId: number, input: GenerateInput, correlationId: string): Promise<void>;
+  generate(customerId: number, input: GenerateInput, correlationId: string, context: AuditContext): Promise<void>;
   /** @throws Invalid (username length), NotFound('invite link') when the user has no active INVITE (or does not exist). */
-  revoke(customerId: number, username: string): Promise<number>;
+  revoke(customerId: number, username: string, context: AuditContext): Promise<number>;
   /** The user's latest links (newest first, at most `limit`), used, revoked and expired ones included. */
   listRecent(customerId: number, userId: number, limit: number): Promise<RecentLink[]>;
   /** The link if it can be used now; never uses it. */
   inspect(token: string): Promise<LiveLink | Refusal>;
   /** Uses the link (exactly one of concurrent callers gets it). */
-  consume(token: string): Promise<LiveLink | Refusal>;
+  consume(token: string, context: AuditContext): Promise<LiveLink | Refusal>;
   /** Opens the second-factor step of a consumed link: the raw id for the browser's cookie. */
   startSecondFactor(live: LiveLink): Promise<string>;
   /** Checks a code for the pending login; the login ends on success or after the last attempt. */
-  checkSecondFactor(pendingId: string, code: string): Promise<SecondFactorResult>;
+  checkSecondFactor(pendingId: string, code: string, context: AuditContext): Promise<SecondFactorResult>;
   /** The application of a pending login that may still be finished (spends no attempt); undefined when it has ended. */
   pendingStep(pendingId: string): Promise<{ applicationName: string; redirectOrigins: string[]; ways: SecondFactorWays } | undefined>;
   /** Options for the pending login's passkey (its user's passkeys only); undefined when the login has ended or takes none. */
   passkeyOptions(pendingId: string): Promise<{ ceremonyId: string; options: PublicKeyCredentialRequestOptionsJSON } | undefined>;
   /** checkSecondFactor with an assertion of one of the user's passkeys, from the same attempts (success: amr hwk). */
-  checkPasskey(pendingId: string, ceremonyId: string, response: AuthenticationResponseJSON): Promise<SecondFactorResult>;
+  checkPasskey(pendingId: string, ceremonyId: string, response: AuthenticationResponseJSON, context: AuditContext): Promise<SecondFactorResult>;
   /** Whether the second-factor step offers a recovery code instead. */
   readonly acceptsRecoveryCodes: boolean;
   /** checkSecondFactor with one of the user's recovery codes, from the same attempts. */
-  checkRecoveryCode(pendingId: string, code: string): Promise<SecondFactorResult>;
+  checkRecoveryCode(pendingId: string, code: string, context: AuditContext): Promise<SecondFactorResult>;
   /**
    * Opens (or replaces) the customer's SSO session for this browser with the factors shown, records the
    * sign-in, then: JWT the redirect with the id_token; OAUTH the redirect target (or, for a LOGIN link
@@ -202,7 +202,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
    * when it is right): the attempt is reserved before checking, so concurrent guesses share the budget
    * whatever they guess with (authenticator or recovery codes).
    */
-  async function checkPending(pendingId: string, check: (link: MagicLink, user: User, ways: SecondFactorWays) => Promise<'wrong_code' | 'replayed' | 'otp_required' | 'wrong_passkey' | undefined>): Promise<SecondFactorResult> {
+  async function checkPending(pendingId: string, context: AuditContext, check: (link: MagicLink, user: User, ways: SecondFactorWays) => Promise<'wrong_code' | 'replayed' | 'otp_required' | 'wrong_passkey' | undefined>): Promise<SecondFactorResult> {
     if (!TOKEN.test(pendingId)) return { ok: false, reason: 'ended' };
     const idHash = sha256Hex(pendingId);
     const reserved = await repo.reservePendingAttempt(db, idHash, PENDING_MAX_ATTEMPTS, clock.now());
@@ -218,7 +218,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
     }
     const reason = await check(link, user, ways);
     if (reason) {
-      await deps.signInEvents.record(link.customerId, 'signin.failed', user);
+      await deps.signInEvents.record(link.customerId, 'signin.failed', user, context);
       const attemptsLeft = PENDING_MAX_ATTEMPTS - reserved.attempt;
       if (attemptsLeft <= 0) {
         await repo.deletePendingLogin(db, idHash);
@@ -235,7 +235,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
   }
 
   return {
-    async generate(customerId, input, correlationId) {
+    async generate(customerId, input, correlationId, requestContext) {
       checkUsername(input.username);
       if (input.redirectUri !== undefined) {
         const problem = urlProblem(input.redirectUri);
@@ -259,7 +259,8 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       }
 
       const capKey = `magic-generate:${customerId}:${user.id}`;
-      setAuditCorrelationId(correlationId);
+      // The event names the request's correlationId, which the answer and the link's row carry too.
+      const context: AuditContext = { ...requestContext, correlationId };
       // The place under the cap is reserved for the write of the link and its mail: in the database
       // it is a statement of that transaction (it commits with them or not at all); in Redis it is
       // given back when the transaction fails. Two generates racing for one user and application:
@@ -286,7 +287,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
                 expiresInMinutes: minutes,
               },
             });
-            await deps.audit.record(trx, customerId, { action: 'magiclink.generated', target: userTarget(user) });
+            await deps.audit.record(trx, customerId, { action: 'magiclink.generated', target: userTarget(user) }, context);
           });
         } catch (error) {
           if (!isUniqueViolation(error) || attempt >= 3) throw error;
@@ -302,7 +303,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
 
     listRecent: (customerId, userId, limit) => repo.listRecentLinks(db, customerId, userId, limit),
 
-    async revoke(customerId, username) {
+    async revoke(customerId, username, context) {
       checkUsername(username);
       // An unknown user has no active link either: the same answer, so revoke tells nobody who exists.
       const user = await users.findByLogin(customerId, username);
@@ -310,7 +311,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       return db.transaction().execute(async (trx) => {
         const revoked = await repo.revokeActiveInvites(trx, customerId, user.id, clock.now());
         if (revoked === 0) throw new NotFound('invite link', NO_INVITE_MESSAGE);
-        await deps.audit.record(trx, customerId, { action: 'magiclink.revoked', target: userTarget(user) });
+        await deps.audit.record(trx, customerId, { action: 'magiclink.revoked', target: userTarget(user) }, context);
         return revoked;
       });
     },
@@ -321,7 +322,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       return await missingSecondFactor(found) ?? found;
     },
 
-    async consume(token) {
+    async consume(token, context) {
       const found = await live(await byToken(token), clock.now());
       if (!found) return 'dead';
       // Checked before using the link: the user can come back once the second factor is there.
@@ -329,9 +330,8 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       if (missing) return missing;
       const consumed = await db.transaction().execute(async (trx) => {
         if (!await repo.consumeLink(trx, found.link.id, clock.now())) return false;
-        await deps.audit.record(trx, found.link.customerId, {
-          action: 'magiclink.used', target: userTarget(found.user), actor: { type: 'user', id: String(found.user.id) },
-        });
+        // The link is the user's (mailed to them): its use is theirs in the audit log.
+        await deps.audit.record(trx, found.link.customerId, { action: 'magiclink.used', target: userTarget(found.user) }, actingUser(context, found.user));
         return true;
       });
       return consumed ? found : 'dead';
@@ -345,7 +345,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       return id;
     },
 
-    checkSecondFactor: (pendingId, code) => checkPending(pendingId, async (link, user, ways) => {
+    checkSecondFactor: (pendingId, code, context) => checkPending(pendingId, context, async (link, user, ways) => {
       if (!ways.code) return 'wrong_code';
       try {
         await mfa.checkLoginOtp(link.customerId, user.id, code);
@@ -379,7 +379,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
       return passkeys.authenticationOptions(link.customerId, { customerId: link.customerId, userId: link.userId });
     },
 
-    checkPasskey: (pendingId, ceremonyId, response) => checkPending(pendingId, async (link, user, ways) => {
+    checkPasskey: (pendingId, ceremonyId, response, context) => checkPending(pendingId, context, async (link, user, ways) => {
       if (!ways.passkey) return 'wrong_passkey';
       try {
         const { holder } = await passkeys.authenticate(link.customerId, ceremonyId, response);
@@ -392,7 +392,7 @@ export function createMagicLinksService(deps: MagicLinksDeps): MagicLinksService
 
     acceptsRecoveryCodes: deps.recoveryCodes !== undefined,
 
-    checkRecoveryCode: (pendingId, code) => checkPending(pendingId, async (link, user) => {
+    checkRecoveryCode: (pendingId, code, context) => checkPending(pendingId, context, async (link, user) => {
       if (!deps.recoveryCodes) return 'wrong_code';
       return await deps.recoveryCodes.use(link.customerId, user.id, code) ? undefined : 'wrong_code';
     }),

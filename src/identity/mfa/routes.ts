@@ -112,7 +112,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { mfa: MfaService })
     if (!SIX_DIGITS.test(body.otpToken)) throw new Invalid('otpToken', 'must be a 6-digit code');
     const txID = randomUUID();
     const { userId } = await traced(request, txID, 'authenticator validation', () =>
-      mfa.validate(request.customer.id, { login: body.username, secret: body.secret, otp: body.otpToken }));
+      mfa.validate(request.customer.id, { login: body.username, secret: body.secret, otp: body.otpToken }, request.auditContext));
     request.log.info({ txID, userId }, 'authenticator registered');
     return { txID, responseType: RESPONSE_TYPE, status: 'SUCCESS', message: 'Authenticator app registered successfully.' };
   });
@@ -133,7 +133,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { mfa: MfaService })
       },
     },
   }, async (request) => {
-    const { userId, removed } = await mfa.reset(request.customer.id, (request.body as { username: string }).username);
+    const { userId, removed } = await mfa.reset(request.customer.id, (request.body as { username: string }).username, request.auditContext);
     request.log.info({ userId, removed }, 'authenticator reset');
     return {
       customerId: request.customer.id,

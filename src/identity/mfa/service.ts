@@ -5,6 +5,7 @@
  * attempt counted before its code is checked. Login codes are limited by the login throttle of the
  * caller (the token endpoint reserves an attempt before the password and the code are checked).
  */
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
@@ -60,9 +61,9 @@ export interface MfaService {
    * secret and the user's second factor reads GOOGLE AUTHENTICATOR.
    * @throws NotFound (user); MfaFailed no_pending | locked | secret_mismatch | wrong_code | replayed
    */
-  validate(customerId: number, input: ValidateInput): Promise<{ userId: number }>;
+  validate(customerId: number, input: ValidateInput, context: AuditContext): Promise<{ userId: number }>;
   /** Removes the user's pending and active authenticator; the second factor reads NONE. @throws NotFound */
-  reset(customerId: number, login: string): Promise<{ userId: number; removed: boolean }>;
+  reset(customerId: number, login: string, context: AuditContext): Promise<{ userId: number; removed: boolean }>;
   /**
    * The login factor: a no-op when the user has no active authenticator, else `otp` must be a
    * current code not used before (accepting it uses it up).
@@ -127,7 +128,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       return { userId: user.id, username: user.username, secret, otpauthUri, qrCodeData };
     },
 
-    async validate(customerId, input) {
+    async validate(customerId, input, context) {
       const user = await requireUser(customerId, input.login);
       const row = await repo.findAuthenticator(db, customerId, user.id);
       const given = normaliseSecret(input.secret);
@@ -171,20 +172,20 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       const activated = await db.transaction().execute(async (trx) => {
         if (!(await repo.activatePending(trx, customerId, user.id, pendingSealed, step, MAX_FAILED_ATTEMPTS, now))) return false;
         await users.setSecondFactorType(trx, customerId, user.id, GOOGLE_AUTHENTICATOR);
-        await deps.audit.record(trx, customerId, { action: 'user.mfa.enrolled', target: userTarget(user) });
+        await deps.audit.record(trx, customerId, { action: 'user.mfa.enrolled', target: userTarget(user) }, context);
         return true;
       });
       if (!activated) throw await explainLostActivation(customerId, user.id, pendingSealed, step);
       return { userId: user.id };
     },
 
-    async reset(customerId, login) {
+    async reset(customerId, login, context) {
       const user = await requireUser(customerId, login);
       // The same lock order as validate (authenticator row, then user row): no deadlock between them.
       const removed = await db.transaction().execute(async (trx) => {
         const deleted = await repo.deleteAuthenticator(trx, customerId, user.id);
         await users.setSecondFactorType(trx, customerId, user.id, NO_SECOND_FACTOR);
-        if (deleted) await deps.audit.record(trx, customerId, { action: 'user.mfa.removed', target: userTarget(user) });
+        if (deleted) await deps.audit.record(trx, customerId, { action: 'user.mfa.removed', target: userTarget(user) }, context);
         return deleted;
       });
       return { userId: user.id, removed };

@@ -37,7 +37,7 @@ export async function oauthClientRoutes(app: FastifyInstance, opts: { oauthClien
       },
     },
   }, async (request, reply) => {
-    const created = await oauthClients.create(request.customer.id, { name: (request.body as { name: string }).name });
+    const created = await oauthClients.create(request.customer.id, { name: (request.body as { name: string }).name }, request.auditContext);
     request.log.info({ clientId: created.client.clientId }, 'OAuth client created');
     // The only response that carries the secret: no cache may keep it.
     reply.header('cache-control', 'no-store');
@@ -69,7 +69,7 @@ export async function oauthClientRoutes(app: FastifyInstance, opts: { oauthClien
     },
   }, async (request) => {
     const { clientId } = request.body as { clientId: string };
-    await oauthClients.delete(request.customer.id, clientId);
+    await oauthClients.delete(request.customer.id, clientId, request.auditContext);
     request.log.info({ clientId }, 'OAuth client deleted');
     return { status: 'SUCCESS', message: 'OAuth client deleted.' };
   });

@@ -1,6 +1,7 @@
 /** OAuth clients: create (secret shown once, stored as SHA-256), list, delete, and secret verification for POST /oauth/token. */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { oauthClientTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -22,10 +23,10 @@ const ABSENT_HASH = sha256Hex('latchkey absent oauth client');
 
 export interface OauthClientsService {
   /** @throws Invalid naming the field. */
-  create(customerId: number, input: { name: string }): Promise<CreatedOauthClient>;
+  create(customerId: number, input: { name: string }, context: AuditContext): Promise<CreatedOauthClient>;
   list(customerId: number): Promise<OauthClient[]>;
   /** @throws NotFound for an unknown client id (another customer's included). */
-  delete(customerId: number, clientId: string): Promise<void>;
+  delete(customerId: number, clientId: string, context: AuditContext): Promise<void>;
   /**
    * Authenticates a client (RFC 6749 §2.3.1): the client's customer id when `secret` is its secret,
    * else undefined (unknown client or wrong secret alike). Constant time in the secret.
@@ -37,14 +38,14 @@ export function createOauthClientsService(deps: { db: Kysely<Database>; clock: C
   const { db, clock, audit } = deps;
 
   return {
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       enforce(checkOauthClientName(input.name));
       const name = input.name;
       // 256 random bits.
       const clientSecret = generateSecret(CLIENT_SECRET_PREFIX, 32);
       const client = await db.transaction().execute(async (trx) => {
         const inserted = await repo.insertClient(trx, customerId, { clientId: randomUUID(), name, secretHash: sha256Hex(clientSecret), now: clock.now() });
-        await audit.record(trx, customerId, { action: 'oauthclient.created', target: oauthClientTarget(inserted) });
+        await audit.record(trx, customerId, { action: 'oauthclient.created', target: oauthClientTarget(inserted) }, context);
         return inserted;
       });
       return { client, clientSecret };
@@ -52,11 +53,11 @@ export function createOauthClientsService(deps: { db: Kysely<Database>; clock: C
 
     list: (customerId) => repo.listClients(db, customerId),
 
-    async delete(customerId, clientId) {
+    async delete(customerId, clientId, context) {
       await db.transaction().execute(async (trx) => {
         const client = await repo.deleteClient(trx, customerId, clientId);
         if (!client) throw new NotFound('oauth client', OAUTH_CLIENT_NOT_FOUND);
-        await audit.record(trx, customerId, { action: 'oauthclient.deleted', target: oauthClientTarget(client) });
+        await audit.record(trx, customerId, { action: 'oauthclient.deleted', target: oauthClientTarget(client) }, context);
       });
     },
 

@@ -76,7 +76,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: PasskeyRoutesOpt
   }, async (request) => {
     const body = request.body as { username: string; passkeyId: string };
     const user = await users.getWithGroups(request.customer.id, body.username);
-    await passkeys.remove({ customerId: request.customer.id, userId: user.id }, body.passkeyId);
+    await passkeys.remove({ customerId: request.customer.id, userId: user.id }, body.passkeyId, request.auditContext);
     request.log.info({ userId: user.id, passkeyId: body.passkeyId }, 'passkey removed');
     return { status: 'SUCCESS', message: PASSKEY_REMOVED_MESSAGE };
   });

@@ -10,6 +10,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -40,7 +41,7 @@ export interface PasskeysService {
   /** Options for navigator.credentials.create via @simplewebauthn/browser startRegistration (discoverable, UV required, excludes the holder's passkeys); the challenge is single use, 5 minutes. */
   registrationOptions(holder: PasskeyHolder, account: { username: string; displayName: string }): Promise<{ ceremonyId: string; options: PublicKeyCredentialCreationOptionsJSON }>;
   /** Verifies and stores. `name` empty/undefined: the browser's name and the date. @throws Invalid (field 'passkey') when the response does not verify, the ceremony is unknown/expired/used or another holder's. */
-  register(holder: PasskeyHolder, ceremonyId: string, response: RegistrationResponseJSON, name: string | undefined, userAgent: string | undefined): Promise<PasskeySummary>;
+  register(holder: PasskeyHolder, ceremonyId: string, response: RegistrationResponseJSON, name: string | undefined, userAgent: string | undefined, context: AuditContext): Promise<PasskeySummary>;
   /** Options for navigator.credentials.get: holder given → allowCredentials = the holder's passkeys (second factor); undefined → discoverable (username-less), empty allowCredentials. */
   authenticationOptions(customerId: number, holder?: PasskeyHolder): Promise<{ ceremonyId: string; options: PublicKeyCredentialRequestOptionsJSON }>;
   /** Verifies an assertion (origin, RP ID, UV, counter, the credential being this customer's — and the holder's when the ceremony named one); updates counter and lastUsedAt. @returns whose it is. @throws Invalid (field 'passkey'). */
@@ -49,7 +50,7 @@ export interface PasskeysService {
   /** @throws NotFound; Invalid for a bad name (1..64, one trimmed line). */
   rename(holder: PasskeyHolder, passkeyId: string, name: string): Promise<void>;
   /** @throws NotFound */
-  remove(holder: PasskeyHolder, passkeyId: string): Promise<void>;
+  remove(holder: PasskeyHolder, passkeyId: string, context: AuditContext): Promise<void>;
   count(holder: PasskeyHolder): Promise<number>;
 }
 
@@ -87,8 +88,8 @@ function userHandle(holder: PasskeyHolder): Uint8Array<ArrayBuffer> {
 export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
   /** The holder's user, read before the change's transaction (which the event joins); a console owner has none. */
   const holderUser = (holder: PasskeyHolder) => (holder.userId === null ? Promise.resolve(undefined) : deps.findUser(holder.customerId, holder.userId));
-  async function recordForUser(trx: Executor, customerId: number, user: { id: number; username: string } | undefined, action: 'user.passkey.added' | 'user.passkey.removed'): Promise<void> {
-    if (user) await deps.audit.record(trx, customerId, { action, target: userTarget(user) });
+  async function recordForUser(trx: Executor, customerId: number, user: { id: number; username: string } | undefined, action: 'user.passkey.added' | 'user.passkey.removed', context: AuditContext): Promise<void> {
+    if (user) await deps.audit.record(trx, customerId, { action, target: userTarget(user) }, context);
   }
 
   const { db, clock } = deps;
@@ -141,7 +142,7 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
       return { ceremonyId, options };
     },
 
-    async register(holder, ceremonyId, response, name, userAgent) {
+    async register(holder, ceremonyId, response, name, userAgent, context) {
       const chosen = name?.trim() ? name.trim() : undefined;
       if (chosen !== undefined) enforce(checkPasskeyName(chosen));
       const ceremony = await takeCeremony(holder.customerId, ceremonyId, 'register');
@@ -180,7 +181,7 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
           });
           if (holder.userId !== null) {
             await repo.markPasskeyFactor(trx, holder.customerId, holder.userId);
-            await recordForUser(trx, holder.customerId, user, 'user.passkey.added');
+            await recordForUser(trx, holder.customerId, user, 'user.passkey.added', context);
           }
           return inserted;
         });
@@ -254,14 +255,14 @@ export function createPasskeysService(deps: PasskeysDeps): PasskeysService {
       if (id === undefined || !(await repo.renamePasskey(db, holder, id, trimmed))) throw new NotFound('passkey', PASSKEY_NOT_FOUND);
     },
 
-    async remove(holder, passkeyId) {
+    async remove(holder, passkeyId, context) {
       const id = passkeyRowId(passkeyId);
       const user = await holderUser(holder);
       const removed = id !== undefined && await db.transaction().execute(async (trx) => {
         if (!await repo.deletePasskey(trx, holder, id)) return false;
         if (holder.userId !== null) {
           await repo.unmarkPasskeyFactor(trx, holder.customerId, holder.userId);
-          await recordForUser(trx, holder.customerId, user, 'user.passkey.removed');
+          await recordForUser(trx, holder.customerId, user, 'user.passkey.removed', context);
         }
         return true;
       });

@@ -84,7 +84,7 @@ export async function passwordResetRoutes(app: FastifyInstance, opts: PasswordRe
     const customer = await opts.findCustomer((request.params as { customerKey: string }).customerKey);
     if (!customer) return html(reply, 404, unknownCustomerPage());
     const login = text(request.body, 'login');
-    afterAnswer.set(request, () => passwordResets.request(customer, login));
+    afterAnswer.set(request, () => passwordResets.request(customer, login, request.auditContext));
     return html(reply, 200, forgotSentPage(RESET_TTL_MS / 60_000));
   });
 
@@ -113,7 +113,7 @@ export async function passwordResetRoutes(app: FastifyInstance, opts: PasswordRe
     }
     let outcome;
     try {
-      outcome = await passwordResets.complete(customer.id, token, password);
+      outcome = await passwordResets.complete(customer.id, token, password, request.auditContext);
     } catch (error) {
       if (!(error instanceof Invalid)) throw error;
       return html(reply, 400, resetPage({ newPassword: `The password ${error.message.slice(error.field.length + 1)}.` }));

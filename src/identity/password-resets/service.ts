@@ -5,7 +5,7 @@
  * password rules, and ends every SSO session of the user. Inspecting a link never uses it.
  */
 import { randomBytes } from 'node:crypto';
-import { setAuditActor } from '../../audit/context.ts';
+import { actingUser, type AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
@@ -40,7 +40,7 @@ export interface PasswordResetsService {
    * unknown or disabled user, or one over the cap (10 mails an hour with magic links' rule). The
    * outcome is for tests and logs only: a page must say the same whatever it is.
    */
-  request(customer: Pick<Customer, 'id' | 'customerKey'>, login: string): Promise<ResetRequestOutcome>;
+  request(customer: Pick<Customer, 'id' | 'customerKey'>, login: string, context: AuditContext): Promise<ResetRequestOutcome>;
   /** The reset and its user when the link can be used now; never uses it. */
   inspect(customerId: number, token: string): Promise<LiveReset | undefined>;
   /**
@@ -48,7 +48,7 @@ export interface PasswordResetsService {
    * session of the user and the user's other open links.
    * @throws Invalid('password') when the password breaks the rules (the link stays usable).
    */
-  complete(customerId: number, token: string, password: string): Promise<ResetOutcome>;
+  complete(customerId: number, token: string, password: string, context: AuditContext): Promise<ResetOutcome>;
 }
 
 export interface PasswordResetsDeps {
@@ -80,7 +80,7 @@ export function createPasswordResetsService(deps: PasswordResetsDeps): PasswordR
   }
 
   return {
-    async request(customer, login) {
+    async request(customer, login, context) {
       const typed = login.trim();
       if (typed === '' || typed.length > LOGIN_MAX) return 'no-user';
       const user = await users.findByLogin(customer.id, typed);
@@ -100,7 +100,7 @@ export function createPasswordResetsService(deps: PasswordResetsDeps): PasswordR
             expiresInMinutes: RESET_TTL_MS / 60_000,
           },
         });
-        await deps.audit.record(trx, customer.id, { action: 'password.reset.requested', target: userTarget(user) });
+        await deps.audit.record(trx, customer.id, { action: 'password.reset.requested', target: userTarget(user) }, context);
       });
       if ('refused' in outcome) return 'capped';
       deps.mailEnqueued?.();
@@ -109,17 +109,17 @@ export function createPasswordResetsService(deps: PasswordResetsDeps): PasswordR
 
     inspect: live,
 
-    async complete(customerId, token, password) {
+    async complete(customerId, token, password, requestContext) {
       const found = await live(customerId, token);
       if (!found) return { ok: false, reason: 'dead' };
       // The link is the user's (mailed to them): the reset and the sessions it ends are theirs in the audit log.
-      setAuditActor({ type: 'user', id: String(found.user.id) });
+      const context = actingUser(requestContext, found.user);
       // Before the link is used: a password the rules refuse leaves the link as it was.
       checkPasswordRule(password);
       const usedAt = clock.now();
       if (!(await repo.useReset(db, found.reset.id, usedAt))) return { ok: false, reason: 'dead' };
       try {
-        await users.setPassword(customerId, found.user.id, password, { requireChange: false, action: 'password.reset' });
+        await users.setPassword(customerId, found.user.id, password, { requireChange: false, action: 'password.reset' }, context);
       } catch (error) {
         // Not stored (an outage): the link is given back. A user deleted meanwhile took the link along.
         if (error instanceof UserNotFound) return { ok: false, reason: 'dead' };
@@ -128,7 +128,7 @@ export function createPasswordResetsService(deps: PasswordResetsDeps): PasswordR
       }
       await repo.useOpenResets(db, customerId, found.user.id, usedAt);
       // The new password already ends the sessions (credentials version); deleting them also empties the console's list.
-      await deps.ssoSessions.endAllForUser(customerId, found.user);
+      await deps.ssoSessions.endAllForUser(customerId, found.user, context);
       return { ok: true, userId: found.user.id };
     },
   };

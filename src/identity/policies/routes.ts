@@ -59,7 +59,7 @@ export async function policyRoutes(app: FastifyInstance, opts: { policies: Polic
     const body = request.body as PolicyInput;
     const policy = await policies.create(request.customer.id, {
       applicationUuid: body.applicationUuid, firstFactor: body.firstFactor, secondFactor: body.secondFactor, groupName: body.groupName,
-    });
+    }, request.auditContext);
     request.log.info({ policyId: policy.id, applicationUuid: policy.applicationUuid }, 'login policy created');
     return { status: 'SUCCESS', policy: toWirePolicy(policy) };
   });
@@ -93,7 +93,7 @@ export async function policyRoutes(app: FastifyInstance, opts: { policies: Polic
     },
   }, async (request) => {
     const policyId = parsePolicyId((request.body as { policyId: number | string }).policyId);
-    await policies.delete(request.customer.id, policyId);
+    await policies.delete(request.customer.id, policyId, request.auditContext);
     request.log.info({ policyId }, 'login policy deleted');
     return { status: 'SUCCESS', message: 'Policy deleted.' };
   });

@@ -3,6 +3,7 @@
  * policy that applies to a user (findPolicyForUser) for the magic-link routes.
  */
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { policyTarget } from '../../audit/targets.ts';
 import type { ApplicationsService } from '../applications/service.ts';
@@ -28,10 +29,10 @@ export interface PoliciesService {
    * @throws NotFound for an unknown application UUID; Conflict when the application already has a
    *   policy for this group (or an application-wide one, without groupName); Invalid naming the field.
    */
-  create(customerId: number, input: PolicyInput): Promise<LoginPolicy>;
+  create(customerId: number, input: PolicyInput, context: AuditContext): Promise<LoginPolicy>;
   list(customerId: number): Promise<LoginPolicy[]>;
   /** @throws NotFound for an unknown policy id (another customer's included). */
-  delete(customerId: number, policyId: number): Promise<LoginPolicy>;
+  delete(customerId: number, policyId: number, context: AuditContext): Promise<LoginPolicy>;
   /**
    * The policy that applies to a user of `groupNames` (matched case-insensitively): one for one of
    * the user's groups, else the application-wide one; undefined when neither exists. When several of
@@ -58,7 +59,7 @@ export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock
   const byApplication = createReadCache<LoginPolicy[]>(deps.changes, { tables: ['login_policies', 'applications'], maxEntries: 1_000, clock });
 
   return {
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       enforce(checkPolicyGroupName(input.groupName));
       const groupName = input.groupName === undefined || input.groupName.trim() === '' ? null : input.groupName.trim();
       return db.transaction().execute(async (trx) => {
@@ -79,18 +80,18 @@ export function createPoliciesService(deps: { db: Kysely<Database>; clock: Clock
             : `The application already has a policy for group ${groupName}.`);
         }
         const policy = (await repo.findPolicyById(trx, customerId, id))!;
-        await audit.record(trx, customerId, { action: 'policy.created', target: policyTarget(policy) });
+        await audit.record(trx, customerId, { action: 'policy.created', target: policyTarget(policy) }, context);
         return policy;
       });
     },
 
     list: (customerId) => repo.listPolicies(db, customerId),
 
-    async delete(customerId, policyId) {
+    async delete(customerId, policyId, context) {
       return db.transaction().execute(async (trx) => {
         const policy = await repo.findPolicyById(trx, customerId, policyId);
         if (!policy || !await repo.deletePolicy(trx, customerId, policyId)) throw new NotFound('policy', POLICY_NOT_FOUND);
-        await audit.record(trx, customerId, { action: 'policy.deleted', target: policyTarget(policy) });
+        await audit.record(trx, customerId, { action: 'policy.deleted', target: policyTarget(policy) }, context);
         return policy;
       });
     },

@@ -105,7 +105,7 @@ export function samlRoutes(opts: SamlRoutesOptions) {
   async function logoutRequest(request: FastifyRequest, reply: FastifyReply, entry: CustomerProvider, read: () => IncomingSamlMessage): Promise<FastifyReply> {
     const message = readMessage(read);
     if ('refusal' in message) return refused(request, reply, message.refusal);
-    const outcome = await saml.logout(entry.customer.id, entry.issuer, message, readRequestCookie(request, SSO_COOKIE));
+    const outcome = await saml.logout(entry.customer.id, entry.issuer, message, readRequestCookie(request, SSO_COOKIE), request.auditContext);
     if (!outcome.ok) return refused(request, reply, outcome.reason);
     reply.header('set-cookie', opts.ssoSessions.clearCookie(entry.issuerPath));
     const { answer } = outcome;

@@ -8,6 +8,7 @@
  */
 import { hkdfSync, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import { safeEqual, sha256Hex } from '../../lib/tokens.ts';
@@ -67,7 +68,7 @@ export interface SamlService {
   /** The signed Response for the signed-in user, as the form that posts it to the ACS URL. */
   respond(customerId: number, issuer: string, application: Application, signedIn: SignedIn, answer: SamlAnswer): Promise<PostForm>;
   /** Checks a LogoutRequest, ends the sessions it names (and the browser's), and says how to answer. */
-  logout(customerId: number, issuer: string, message: IncomingSamlMessage, ssoValue: string | undefined): Promise<LogoutOutcome>;
+  logout(customerId: number, issuer: string, message: IncomingSamlMessage, ssoValue: string | undefined, context: AuditContext): Promise<LogoutOutcome>;
 }
 
 export interface SamlDeps {
@@ -224,7 +225,7 @@ export function createSamlService(deps: SamlDeps): SamlService {
       return { action: answer.acsUrl, fields };
     },
 
-    async logout(customerId, issuer, message, ssoValue) {
+    async logout(customerId, issuer, message, ssoValue, context) {
       let request;
       try {
         request = parseLogoutRequest(message.xml);
@@ -245,7 +246,7 @@ export function createSamlService(deps: SamlDeps): SamlService {
         const named = openSessionIndex(customerId, index);
         if (!named) continue;
         const user = await users.findByIdWithGroups(customerId, named.userId);
-        if (user && request.nameId === nameIdOf(application, user)) await ssoSessions.endOne(customerId, user, named.sessionId);
+        if (user && request.nameId === nameIdOf(application, user)) await ssoSessions.endOne(customerId, user, named.sessionId, context);
       }
 
       const { sloUrl } = application.saml!;

@@ -4,6 +4,7 @@
  * nobody is the target with an empty id and name: the text typed may be a password put in the wrong field.
  */
 import type { Kysely } from 'kysely';
+import { actingUser, type AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { AuditTarget } from '../../audit/types.ts';
@@ -15,29 +16,25 @@ type Named = { id: number; username: string } | undefined;
 export type SignInAction = 'signin.succeeded' | 'signin.failed' | 'signin.throttled';
 
 export interface SignInEvents {
-  /** In `executor` (the write that ends the flow), else on its own. */
-  record(customerId: number, action: SignInAction, user: Named, executor?: Executor): Promise<void>;
+  /** In `executor` (the write that ends the flow), else on its own. A user named is the actor. */
+  record(customerId: number, action: SignInAction, user: Named, context: AuditContext, executor?: Executor): Promise<void>;
   /** Runs the throttle's reservation; a refusal (RateLimited) is recorded as signin.throttled, then thrown on. */
-  throttled<T>(customerId: number, user: Named, reserve: () => Promise<T>): Promise<T>;
+  throttled<T>(customerId: number, user: Named, context: AuditContext, reserve: () => Promise<T>): Promise<T>;
 }
 
 const NOBODY: AuditTarget = { type: 'user', id: '', name: '' };
 
 export function createSignInEvents(deps: { db: Kysely<Database>; audit: AuditRecorder }): SignInEvents {
-  async function record(customerId: number, action: SignInAction, user: Named, executor: Executor = deps.db): Promise<void> {
-    await deps.audit.record(executor, customerId, {
-      action,
-      target: user ? userTarget(user) : NOBODY,
-      ...(user ? { actor: { type: 'user' as const, id: String(user.id) } } : {}),
-    });
+  async function record(customerId: number, action: SignInAction, user: Named, context: AuditContext, executor: Executor = deps.db): Promise<void> {
+    await deps.audit.record(executor, customerId, { action, target: user ? userTarget(user) : NOBODY }, user ? actingUser(context, user) : context);
   }
   return {
     record,
-    async throttled(customerId, user, reserve) {
+    async throttled(customerId, user, context, reserve) {
       try {
         return await reserve();
       } catch (error) {
-        if (error instanceof RateLimited) await record(customerId, 'signin.throttled', user);
+        if (error instanceof RateLimited) await record(customerId, 'signin.throttled', user, context);
         throw error;
       }
     },

@@ -107,6 +107,7 @@ export function signInRoutes(opts: SignInRoutesOptions) {
       browserValue: readRequestCookie(request, FLOW_COOKIE),
       ssoValue: readRequestCookie(request, SSO_COOKIE),
       browser: { userAgent: request.headers['user-agent'], address: request.ip },
+      audit: request.auditContext,
     };
   }
 

@@ -12,7 +12,7 @@
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
-import { setAuditActor } from '../../audit/context.ts';
+import { actingUser, type AuditContext } from '../../audit/context.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Invalid, MfaFailed } from '../../lib/errors.ts';
 import { safeEqual, sha256Hex } from '../../lib/tokens.ts';
@@ -94,6 +94,8 @@ export interface FlowContext {
   /** The browser's SSO cookie (a step-up keeps its factors). */
   ssoValue: string | undefined;
   browser: BrowserInfo;
+  /** The request's, for the audit log (the system acting, until the flow knows its user). */
+  audit: AuditContext;
 }
 
 /** A step's form, as posted. */
@@ -162,12 +164,6 @@ const FIRST_STEP: Record<FactorPolicy['firstFactor'], Step> = { PASSWORD: 'passw
 const holderOf = (customerId: number, user: { id: number }): PasskeyHolder => ({ customerId, userId: user.id });
 const displayName = (user: UserWithGroups) => [user.firstName, user.lastName].filter(Boolean).join(' ') || user.username;
 type Eligible = { user: UserWithGroups; policy: LoginPolicy };
-/**
- * The flow's user, past the first factor, acts from here on: what the step writes (a new password, an
- * enrolled factor) is theirs in the audit log, as on the account page. The face cannot name them: only
- * the flow knows who it is.
- */
-const actAs = (user: { id: number }) => setAuditActor({ type: 'user', id: String(user.id) });
 /** The mailed code as the flow keeps it: keyed by the browser's binding value, which the table holds only hashed. */
 const codeHash = (browserValue: string, code: string) => createHmac('sha256', browserValue).update(`login-code:${code}`).digest('hex');
 
@@ -262,7 +258,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
   async function finish(ctx: FlowContext, flow: Flow, user: UserWithGroups, amr: AuthMethod[]): Promise<Finished> {
     const ended = await db.transaction().execute(async (trx) => {
       if (!await repo.deleteFlow(trx, flow.idHash)) return false;
-      await events.record(flow.customerId, 'signin.succeeded', user, trx);
+      await events.record(flow.customerId, 'signin.succeeded', user, ctx.audit, trx);
       return true;
     });
     if (!ended) return { kind: 'ended' };
@@ -360,7 +356,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
     const given = input.password ?? '';
     const found = await flowUser(flow, application);
     // Reserved before the hash is checked: a throttled caller costs no argon2id run (RateLimited: the 429 page).
-    const reservation = await events.throttled(flow.customerId, found?.user, () => throttle.reserve(loginAttempt(flow.customerId, login, found?.user.id, ctx.browser.address)));
+    const reservation = await events.throttled(flow.customerId, found?.user, ctx.audit, () => throttle.reserve(loginAttempt(flow.customerId, login, found?.user.id, ctx.browser.address)));
     const verified = await withReservation(reservation, async (settle) => {
       // The same argon2id work whoever the login names (verifyCredentials checks a dummy hash for nobody).
       const user = given === '' ? undefined : await users.verifyCredentials(flow.customerId, found?.user.username ?? login, given);
@@ -371,7 +367,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
       return true;
     });
     if (!verified || !found) {
-      await events.record(flow.customerId, 'signin.failed', found?.user);
+      await events.record(flow.customerId, 'signin.failed', found?.user, ctx.audit);
       return page(401, { step: 'password', login, error: WRONG_CREDENTIALS }, application, flow);
     }
     const amr = [...new Set<AuthMethod>([...flow.amr, 'pwd'])];
@@ -388,7 +384,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
     const matches = flow.codeHash !== null && /^[0-9]{6}$/.test(code) && safeEqual(flow.codeHash, codeHash(ctx.browserValue!, code));
     const found = matches ? await flowUser(flow, application) : undefined;
     if (!matches || !found || flow.linkId === null) {
-      await events.record(flow.customerId, 'signin.failed', (found ?? await flowUser(flow, application))?.user);
+      await events.record(flow.customerId, 'signin.failed', (found ?? await flowUser(flow, application))?.user, ctx.audit);
       const left = CODE_MAX_ATTEMPTS - attempt;
       if (left <= 0) {
         await repo.deleteFlow(db, flow.idHash);
@@ -412,7 +408,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
     if (recovery && !deps.recoveryCodes) return viewOf(ctx, flow, application, found);
     // A code only where the policy takes the authenticator app (a PASSKEY policy's page has no code field).
     if (!recovery && !accepted.includes('otp')) return { kind: 'ended' };
-    const reservation = await events.throttled(flow.customerId, found.user, () => throttle.reserve(loginAttempt(flow.customerId, found.user.username, found.user.id, ctx.browser.address)));
+    const reservation = await events.throttled(flow.customerId, found.user, ctx.audit, () => throttle.reserve(loginAttempt(flow.customerId, found.user.username, found.user.id, ctx.browser.address)));
     const ok = await withReservation(reservation, async (settle) => {
       if (recovery) {
         const code = input.recoveryCode!.replace(/[\s-]/g, '');
@@ -437,7 +433,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
     });
     if (ok === undefined) return { kind: 'ended' };
     if (!ok) {
-      await events.record(flow.customerId, 'signin.failed', found.user);
+      await events.record(flow.customerId, 'signin.failed', found.user, ctx.audit);
       return page(401, { step: 'second', recovery, methods: await enrolled(flow.customerId, found.user.id, found.policy), error: WRONG_CODE }, application, flow);
     }
     // A recovery code stands in for the second factor the policy asks for (the passkey under PASSKEY).
@@ -448,9 +444,8 @@ export function createSignInService(deps: SignInDeps): SignInService {
   async function enrol(ctx: FlowContext, flow: Flow, application: Application, input: StepInput): Promise<Outcome> {
     const found = await flowUser(flow, application);
     if (!found || !requirements(found.policy).second?.includes('otp')) return { kind: 'ended' };
-    actAs(found.user);
     try {
-      await mfa.validate(flow.customerId, { login: found.user.username, secret: input.secret ?? '', otp: (input.otp ?? '').replace(/\s/g, '') });
+      await mfa.validate(flow.customerId, { login: found.user.username, secret: input.secret ?? '', otp: (input.otp ?? '').replace(/\s/g, '') }, actingUser(ctx.audit, found.user));
     } catch (error) {
       if (!(error instanceof MfaFailed)) throw error;
       // A new secret to scan: the pending one may be locked after wrong codes.
@@ -465,9 +460,8 @@ export function createSignInService(deps: SignInDeps): SignInService {
 
   /** A passkey made at the enrolment step: it shows the factor; then the recovery codes (their page makes them). */
   async function enrolPasskey(ctx: FlowContext, flow: Flow, found: Eligible, input: { ceremonyId: string; response: unknown; name?: string }): Promise<PasskeyOutcome> {
-    actAs(found.user);
     try {
-      await passkeys.register(holderOf(flow.customerId, found.user), input.ceremonyId, input.response as RegistrationResponseJSON, input.name, ctx.browser.userAgent);
+      await passkeys.register(holderOf(flow.customerId, found.user), input.ceremonyId, input.response as RegistrationResponseJSON, input.name, ctx.browser.userAgent, actingUser(ctx.audit, found.user));
     } catch (error) {
       if (!(error instanceof Invalid)) throw error;
       return { kind: 'refused', message: error.field === 'name' ? 'The passkey name must be 1 to 64 characters on one line.' : PASSKEY_REFUSED };
@@ -489,7 +483,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
     // Every refusal is signin.failed, as a wrong password or code is: the target is the flow's user when the
     // flow names one who may sign in here (as the password step's), else nobody; nothing of the assertion.
     const refuse = async (): Promise<PasskeyOutcome> => {
-      await events.record(flow.customerId, 'signin.failed', (await flowUser(flow, application))?.user);
+      await events.record(flow.customerId, 'signin.failed', (await flowUser(flow, application))?.user, ctx.audit);
       return { kind: 'refused', message: PASSKEY_REFUSED };
     };
     let holder: PasskeyHolder;
@@ -512,9 +506,8 @@ export function createSignInService(deps: SignInDeps): SignInService {
     if (!found) return { kind: 'ended' };
     const given = input.newPassword ?? '';
     if (given !== (input.confirmPassword ?? '')) return page(400, { step: 'new-password', error: 'The passwords do not match.' }, application, flow);
-    actAs(found.user);
     try {
-      await users.setPassword(flow.customerId, found.user.id, given, { requireChange: false });
+      await users.setPassword(flow.customerId, found.user.id, given, { requireChange: false }, actingUser(ctx.audit, found.user));
     } catch (error) {
       if (!(error instanceof Invalid)) throw error;
       return page(400, { step: 'new-password', error: `The ${error.message}.` }, application, flow);

@@ -34,7 +34,7 @@ export async function ssoSessionRoutes(app: FastifyInstance, opts: SsoSessionRou
     },
   }, async (request) => {
     const user = await users.getWithGroups(request.customer.id, (request.body as { username: string }).username);
-    await ssoSessions.endAllForUser(request.customer.id, user);
+    await ssoSessions.endAllForUser(request.customer.id, user, request.auditContext);
     request.log.info({ userId: user.id }, 'sso sessions revoked');
     return { status: 'SUCCESS', message: SESSIONS_REVOKED_MESSAGE };
   });

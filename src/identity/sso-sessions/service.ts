@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -48,9 +49,9 @@ export interface SsoSessionsService {
   /** Sign-out of this browser (nothing when the value names no session). */
   end(customerId: number, value: string | undefined): Promise<void>;
   /** Every session of the user, on every node at their next request. */
-  endAllForUser(customerId: number, user: { id: number; username: string }): Promise<void>;
+  endAllForUser(customerId: number, user: { id: number; username: string }, context: AuditContext): Promise<void>;
   /** One session of the user (the console's Revoke). @returns whether it was open. */
-  endOne(customerId: number, user: { id: number; username: string }, sessionId: number): Promise<boolean>;
+  endOne(customerId: number, user: { id: number; username: string }, sessionId: number, context: AuditContext): Promise<boolean>;
   /** The user's live sessions, most recently used first. */
   listForUser(customerId: number, userId: number): Promise<SsoSession[]>;
   /** The Set-Cookie value that gives the browser `value` for the customer's issuer path. */
@@ -81,10 +82,10 @@ export function createSsoSessionsService(deps: SsoSessionsDeps): SsoSessionsServ
   let lastPurge = 0;
 
   /** Deletes the user's sessions (or the one of `only`) with their event: how many there were. */
-  async function endSessions(customerId: number, user: { id: number; username: string }, only?: number): Promise<number> {
+  async function endSessions(customerId: number, user: { id: number; username: string }, context: AuditContext, only?: number): Promise<number> {
     return db.transaction().execute(async (trx) => {
       const ended = await repo.deleteUserSessions(trx, customerId, user.id, only);
-      if (ended > 0) await deps.audit.record(trx, customerId, { action: 'user.sessions.revoked', target: userTarget(user) });
+      if (ended > 0) await deps.audit.record(trx, customerId, { action: 'user.sessions.revoked', target: userTarget(user) }, context);
       return ended;
     });
   }
@@ -150,12 +151,12 @@ export function createSsoSessionsService(deps: SsoSessionsDeps): SsoSessionsServ
       if (session) await repo.deleteSession(db, customerId, session.id);
     },
 
-    async endAllForUser(customerId, user) {
-      await endSessions(customerId, user);
+    async endAllForUser(customerId, user, context) {
+      await endSessions(customerId, user, context);
     },
 
-    async endOne(customerId, user, sessionId) {
-      return (await endSessions(customerId, user, sessionId)) === 1;
+    async endOne(customerId, user, sessionId, context) {
+      return (await endSessions(customerId, user, context, sessionId)) === 1;
     },
 
     async listForUser(customerId, userId) {

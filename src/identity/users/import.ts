@@ -6,6 +6,7 @@
  * same state: rows already in are unchanged the second time.
  */
 import type { ControlledTransaction, Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { LatchkeyError } from '../../lib/errors.ts';
 import { hashPassword, verifyPassword } from '../../lib/passwords.ts';
@@ -35,7 +36,7 @@ export interface ImportOptions {
 
 export interface UserImportService {
   /** @throws only what stops the whole import (the database, or onBatch); bad rows are in the summary. */
-  importUsers(customerId: number, records: AsyncIterable<ImportRecord>, format: ImportFormat, options?: ImportOptions): Promise<ImportSummary>;
+  importUsers(customerId: number, records: AsyncIterable<ImportRecord>, format: ImportFormat, context: AuditContext, options?: ImportOptions): Promise<ImportSummary>;
 }
 
 export const IMPORT_BATCH_SIZE = 500;
@@ -119,12 +120,12 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
     return hashPassword(row.password);
   }
 
-  async function writeBatch(customerId: number, rows: ImportRow[], plans: PasswordPlan[], summary: ImportSummary): Promise<void> {
+  async function writeBatch(customerId: number, rows: ImportRow[], plans: PasswordPlan[], summary: ImportSummary, context: AuditContext): Promise<void> {
     const trx = await db.startTransaction().execute();
     const counts = { created: 0, updated: 0, unchanged: 0, failed: 0, errors: [] as ImportSummary['errors'] };
     try {
       const groupNames = [...new Map(rows.flatMap((r) => r.input.groups ?? []).map((g) => [normalise(g.name), g.name])).values()];
-      await groups.createMissing(trx, customerId, groupNames);
+      await groups.createMissing(trx, customerId, groupNames, context);
       const stored = await readStored(trx, customerId, rows);
       for (const [i, row] of rows.entries()) {
         const current = stored.get(normalise(row.input.username));
@@ -137,13 +138,13 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
         try {
           if (current) {
             // A matched user keeps its stored username spelling.
-            await users.updateIn(savepoint, customerId, { ...row.input, username: current.user.username }, newHash);
+            await users.updateIn(savepoint, customerId, { ...row.input, username: current.user.username }, newHash, context);
             counts.updated++;
           } else {
             // An empty name cell is the empty name users/create accepts (`"firstName": ""`): the
             // export writes a user created without one so, and it must read back (DESIGN: lossless).
             const input = { ...row.input, firstName: row.input.firstName ?? '', lastName: row.input.lastName ?? '' };
-            await users.createIn(savepoint, customerId, input, newHash ?? null);
+            await users.createIn(savepoint, customerId, input, newHash ?? null, context);
             counts.created++;
           }
           await savepoint.releaseSavepoint('import_row').execute();
@@ -167,12 +168,12 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
     summary.errors.push(...counts.errors);
   }
 
-  async function importBatch(customerId: number, rows: ImportRow[], summary: ImportSummary): Promise<void> {
+  async function importBatch(customerId: number, rows: ImportRow[], summary: ImportSummary, context: AuditContext): Promise<void> {
     if (rows.length === 0) return;
     const plans = await planPasswords(rows, await readStored(db, customerId, rows));
     for (let attempt = 1; ; attempt++) {
       try {
-        return await writeBatch(customerId, rows, plans, summary);
+        return await writeBatch(customerId, rows, plans, summary, context);
       } catch (error) {
         if (!isRetryable(error) || attempt >= 5) throw error;
       }
@@ -180,7 +181,7 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
   }
 
   return {
-    async importUsers(customerId, records, format, options = {}) {
+    async importUsers(customerId, records, format, context, options = {}) {
       const batchSize = options.batchSize ?? IMPORT_BATCH_SIZE;
       const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, failed: 0, errors: [] };
       let batch: ImportRow[] = [];
@@ -189,7 +190,7 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
       let pendingErrors: ImportSummary['errors'] = [];
       const flush = async () => {
         const before = summary.errors.length;
-        await importBatch(customerId, batch, summary);
+        await importBatch(customerId, batch, summary, context);
         // This batch's errors all come after the earlier batches': sorting them alone keeps the list in line order.
         const fresh = summary.errors.splice(before).concat(pendingErrors).sort((a, b) => a.line - b.line);
         for (const error of fresh) summary.errors.push(error);
@@ -220,7 +221,7 @@ export function createUserImportService(deps: { db: Kysely<Database>; users: Use
         if (batch.length >= batchSize) await flush();
       }
       if (batch.length > 0 || pendingErrors.length > 0) await flush();
-      await deps.audit.record(db, customerId, { action: 'import.completed', target: importTarget(summary) });
+      await deps.audit.record(db, customerId, { action: 'import.completed', target: importTarget(summary) }, context);
       return summary;
     },
   };

@@ -5,6 +5,7 @@
  * provisioned here obeys exactly what the admin API's users obey.
  */
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { Condition } from '../../lib/conditions.ts';
 import { Conflict, Immutable, Invalid, UserNotFound } from '../../lib/errors.ts';
 import { hashPassword } from '../../lib/passwords.ts';
@@ -35,14 +36,14 @@ export interface UserProvisioningService {
   /** A page of the users matching `condition` (all without one) in creation order, and how many match. */
   find(customerId: number, query: { condition?: Condition<UserField>; offset: number; limit: number }): Promise<{ users: ProvisionedUser[]; total: number }>;
   /** users/create's rules and event; disabled at once (user.disabled) when `isEnabled` is false. @throws Invalid, Conflict */
-  create(customerId: number, input: UserInput, options: { isEnabled: boolean }): Promise<ProvisionedUser>;
+  create(customerId: number, input: UserInput, options: { isEnabled: boolean }, context: AuditContext): Promise<ProvisionedUser>;
   /**
    * The profile, password, externalId and enabled state in one transaction (the events of users/update
    * and users/disable or enable). @throws NotFound, Invalid, Immutable('userName') for another username, Conflict
    */
-  change(customerId: number, guid: string, change: UserChange): Promise<ProvisionedUser>;
+  change(customerId: number, guid: string, change: UserChange, context: AuditContext): Promise<ProvisionedUser>;
   /** users/delete by id. @throws NotFound */
-  remove(customerId: number, guid: string): Promise<void>;
+  remove(customerId: number, guid: string, context: AuditContext): Promise<void>;
 }
 
 /** The first rule `input` breaks, before any password is hashed (hashing is the expensive part). */
@@ -82,13 +83,13 @@ export function createUserProvisioningService(deps: { db: Kysely<Database>; user
       return { users: await withGroups(found), total };
     },
 
-    async create(customerId, input, { isEnabled }) {
+    async create(customerId, input, { isEnabled }, context) {
       checkFirst(users, input, 'create');
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
       try {
         const created = await db.transaction().execute(async (trx) => {
-          const user = await users.createIn(trx, customerId, input, passwordHash);
-          return isEnabled ? user : users.setDisabledIn(trx, customerId, user.id, true);
+          const user = await users.createIn(trx, customerId, input, passwordHash, context);
+          return isEnabled ? user : users.setDisabledIn(trx, customerId, user.id, true, context);
         });
         return (await withGroups([created]))[0];
       } catch (error) {
@@ -97,7 +98,7 @@ export function createUserProvisioningService(deps: { db: Kysely<Database>; user
       }
     },
 
-    async change(customerId, guid, { input, isEnabled }) {
+    async change(customerId, guid, { input, isEnabled }, context) {
       const current = await users.findByGuid(undefined, customerId, guid);
       if (!current) throw new UserNotFound();
       if (input.username !== undefined && normalise(input.username) !== normalise(current.username)) {
@@ -108,8 +109,8 @@ export function createUserProvisioningService(deps: { db: Kysely<Database>; user
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       try {
         await db.transaction().execute(async (trx) => {
-          await users.updateIn(trx, customerId, full, passwordHash);
-          if (isEnabled !== undefined) await users.setDisabledIn(trx, customerId, current.id, !isEnabled);
+          await users.updateIn(trx, customerId, full, passwordHash, context);
+          if (isEnabled !== undefined) await users.setDisabledIn(trx, customerId, current.id, !isEnabled, context);
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw await explainConflict(customerId, current.username, false);
@@ -118,11 +119,11 @@ export function createUserProvisioningService(deps: { db: Kysely<Database>; user
       return get(customerId, guid);
     },
 
-    async remove(customerId, guid) {
+    async remove(customerId, guid, context) {
       const user = await users.findByGuid(undefined, customerId, guid);
       if (!user) throw new UserNotFound();
       // By username, which names exactly this user (an exact username match wins over an e-mail).
-      await users.remove(customerId, user.username);
+      await users.remove(customerId, user.username, context);
     },
   };
 }

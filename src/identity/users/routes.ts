@@ -141,7 +141,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
       response: { 200: writeResponse },
     },
   }, async (request) => {
-    const user = await users.create(request.customer.id, toUserInput(request.body as WriteBody));
+    const user = await users.create(request.customer.id, toUserInput(request.body as WriteBody), request.auditContext);
     return { userId: user.id, username: user.username, email: user.email, status: 'SUCCESS', message: 'User created successfully.' };
   });
 
@@ -152,7 +152,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
       response: { 200: writeResponse },
     },
   }, async (request) => {
-    const user = await users.update(request.customer.id, toUserInput(request.body as WriteBody));
+    const user = await users.update(request.customer.id, toUserInput(request.body as WriteBody), request.auditContext);
     return { userId: user.id, username: user.username, email: user.email, status: 'SUCCESS', message: 'User updated successfully.' };
   });
 
@@ -201,7 +201,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
     config: { adminErrors: 'delete-user' },
     schema: { tags, summary: 'Delete a user', body: byUsername, response: { 200: customerResponse } },
   }, async (request) => {
-    await users.remove(request.customer.id, (request.body as { username: string }).username);
+    await users.remove(request.customer.id, (request.body as { username: string }).username, request.auditContext);
     return { customerId: request.customer.id, status: 'SUCCESS', message: 'User deleted successfully.' };
   });
 
@@ -210,7 +210,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
       config: { adminErrors: 'disable-enable' },
       schema: { tags, summary: `${action === 'disable' ? 'Disable' : 'Enable'} a user (username or e-mail)`, body: byUsername, response: { 200: customerResponse } },
     }, async (request) => {
-      await users.setDisabled(request.customer.id, (request.body as { username: string }).username, isDisabled);
+      await users.setDisabled(request.customer.id, (request.body as { username: string }).username, isDisabled, request.auditContext);
       return { customerId: request.customer.id, status: 'SUCCESS', message: `User ${action}d successfully.` };
     });
   }
@@ -253,7 +253,7 @@ export async function userRoutes(app: FastifyInstance, opts: { users: UsersServi
     },
   }, async (request) => {
     const body = request.body as { username: string; password: string; oldPassword: string };
-    await users.changePassword(request.customer.id, body.username, body.oldPassword, body.password);
+    await users.changePassword(request.customer.id, body.username, body.oldPassword, body.password, request.auditContext);
     return { customerId: request.customer.id, status: 'SUCCESS', message: 'Password changed successfully.' };
   });
 }

@@ -3,6 +3,7 @@
  * wins), enable/disable, delete, passwords, and listing in batches with group names.
  */
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { userTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -29,9 +30,9 @@ export interface UsersPage { users: UserWithGroups[]; nextBatch: number }
 
 export interface UsersService {
   /** @throws Invalid, Conflict (username or e-mail taken). */
-  create(customerId: number, input: UserInput): Promise<User>;
+  create(customerId: number, input: UserInput, context: AuditContext): Promise<User>;
   /** Fields left undefined keep their values; `groups` given replaces memberships. @throws NotFound, Invalid, Conflict */
-  update(customerId: number, input: UserInput): Promise<User>;
+  update(customerId: number, input: UserInput, context: AuditContext): Promise<User>;
   /** By username or primary e-mail, case-insensitive; an exact username match wins. */
   findByLogin(customerId: number, login: string): Promise<User | undefined>;
   findById(customerId: number, userId: number): Promise<User | undefined>;
@@ -41,14 +42,14 @@ export interface UsersService {
   getWithGroups(customerId: number, login: string): Promise<UserWithGroups>;
   list(customerId: number, batchNo: number, batchSize: number): Promise<UsersPage>;
   /** @throws NotFound */
-  remove(customerId: number, login: string): Promise<void>;
+  remove(customerId: number, login: string, context: AuditContext): Promise<void>;
   /** @throws NotFound */
-  setDisabled(customerId: number, login: string, isDisabled: boolean): Promise<User>;
+  setDisabled(customerId: number, login: string, isDisabled: boolean, context: AuditContext): Promise<User>;
   /**
    * setDisabled inside the caller's transaction, by id (SCIM's `active`): the same consequences (a
    * disable retires the user's credentials on every node) and the same event. @throws NotFound
    */
-  setDisabledIn(db: Executor, customerId: number, userId: number, isDisabled: boolean): Promise<User>;
+  setDisabledIn(db: Executor, customerId: number, userId: number, isDisabled: boolean, context: AuditContext): Promise<User>;
   /** By the public id (SCIM's `id`), read in `db` (the caller's transaction, or the pool). */
   findByGuid(db: Executor | undefined, customerId: number, guid: string): Promise<User | undefined>;
   count(customerId: number): Promise<number>;
@@ -65,13 +66,13 @@ export interface UsersService {
    * Sets the user's password for them (an administrator's reset): earlier site credentials stop working.
    * @throws NotFound; Invalid('password') when weak.
    */
-  setPassword(customerId: number, userId: number, password: string, options: { requireChange: boolean; action?: PasswordSetAction }): Promise<void>;
+  setPassword(customerId: number, userId: number, password: string, options: { requireChange: boolean; action?: PasswordSetAction }, context: AuditContext): Promise<void>;
   /** Notes that the user signed in now (at most one write a minute per user). */
   recordSignIn(customerId: number, userId: number): Promise<void>;
   /** When the user last signed in (the site's token endpoint, a magic link); null when never recorded. */
   findLastSignIn(customerId: number, userId: number): Promise<number | null>;
   /** @throws NotFound; Invalid('oldPassword') when it is wrong; Invalid('password') when equal or weak. */
-  changePassword(customerId: number, login: string, oldPassword: string, newPassword: string): Promise<void>;
+  changePassword(customerId: number, login: string, oldPassword: string, newPassword: string, context: AuditContext): Promise<void>;
   /** The user when `password` is theirs and they are enabled; unknown users take as long as wrong passwords. */
   verifyCredentials(customerId: number, login: string, password: string): Promise<User | undefined>;
   setSecondFactorType(db: Executor, customerId: number, userId: number, type: string): Promise<void>;
@@ -80,9 +81,9 @@ export interface UsersService {
    * create inside the caller's transaction with the password already hashed (bulk import): the same
    * rules and writes; a unique-index failure is left to the caller. @throws Invalid
    */
-  createIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | null): Promise<User>;
+  createIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | null, context: AuditContext): Promise<User>;
   /** update likewise: `passwordHash` undefined keeps the password. @throws NotFound, Invalid */
-  updateIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | undefined): Promise<User>;
+  updateIn(db: Executor, customerId: number, input: UserInput, passwordHash: string | undefined, context: AuditContext): Promise<User>;
 }
 
 /**
@@ -194,7 +195,7 @@ export function createUsersService(deps: {
     if (input.password !== undefined) checkPasswordRule(input.password);
   }
 
-  async function insertNew(trx: Executor, customerId: number, input: UserInput, email: string, passwordHash: string | null): Promise<User> {
+  async function insertNew(trx: Executor, customerId: number, input: UserInput, email: string, passwordHash: string | null, context: AuditContext): Promise<User> {
     const assignments = input.groups ? await groups.resolveAssignments(trx, customerId, input.groups) : undefined;
     const user = await repo.insertUser(trx, customerId, {
       guid: newGuid(),
@@ -211,11 +212,11 @@ export function createUsersService(deps: {
     });
     if (assignments && assignments.length > 0) await groups.setUserGroups(trx, customerId, user.id, assignments);
     else await groups.joinDefaultGroup(trx, customerId, user.id);
-    await deps.audit.record(trx, customerId, { action: 'user.created', target: userTarget(user) });
+    await deps.audit.record(trx, customerId, { action: 'user.created', target: userTarget(user) }, context);
     return user;
   }
 
-  async function updateExisting(trx: Executor, customerId: number, input: UserInput, passwordHash: string | undefined): Promise<User> {
+  async function updateExisting(trx: Executor, customerId: number, input: UserInput, passwordHash: string | undefined, context: AuditContext): Promise<User> {
     // Concurrent updates of one user apply one after the other: none loses the other's attributes.
     let current = await repo.lockUserByUsername(trx, customerId, input.username);
     if (!current) {
@@ -241,27 +242,27 @@ export function createUsersService(deps: {
     const user = updated ?? current;
     // A password given is a change even when it is the same one: it is hashed anew and ends earlier credentials.
     if (passwordHash !== undefined || groupsChanged || profileChanged(current, user)) {
-      await deps.audit.record(trx, customerId, { action: 'user.updated', target: userTarget(user) });
+      await deps.audit.record(trx, customerId, { action: 'user.updated', target: userTarget(user) }, context);
     }
     return user;
   }
 
-  async function applyDisabled(trx: Executor, customerId: number, user: User, isDisabled: boolean): Promise<User> {
+  async function applyDisabled(trx: Executor, customerId: number, user: User, isDisabled: boolean, context: AuditContext): Promise<User> {
     if (user.isDisabled === isDisabled) return user;
     // Disabling also retires issued JWTs for good: enabling again does not revive them.
     const updated = await repo.updateUser(trx, customerId, user.id, { isDisabled, bumpCredentials: isDisabled, now: clock.now() });
     if (!updated) throw new UserNotFound();
-    await deps.audit.record(trx, customerId, { action: isDisabled ? 'user.disabled' : 'user.enabled', target: userTarget(updated) });
+    await deps.audit.record(trx, customerId, { action: isDisabled ? 'user.disabled' : 'user.enabled', target: userTarget(updated) }, context);
     return updated;
   }
 
   return {
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       const email = checkNewUser(input);
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
       try {
         return await db.transaction().execute(async (trx) => {
-          return insertNew(trx, customerId, input, email, passwordHash);
+          return insertNew(trx, customerId, input, email, passwordHash, context);
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw await explainConflict(customerId, input.username);
@@ -269,11 +270,11 @@ export function createUsersService(deps: {
       }
     },
 
-    async update(customerId, input) {
+    async update(customerId, input, context) {
       checkChanges(input);
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       try {
-        return await db.transaction().execute((trx) => updateExisting(trx, customerId, input, passwordHash));
+        return await db.transaction().execute((trx) => updateExisting(trx, customerId, input, passwordHash, context));
       } catch (error) {
         // The username never changes on update: only the e-mail can collide.
         if (isUniqueViolation(error)) throw emailTaken();
@@ -305,23 +306,23 @@ export function createUsersService(deps: {
       }))!;
     },
 
-    async remove(customerId, login) {
+    async remove(customerId, login, context) {
       await db.transaction().execute(async (trx) => {
         const user = await requireUser(customerId, login, trx);
         // A concurrent delete may have won since the lookup: then this one deleted nothing.
         if (!(await repo.deleteUser(trx, customerId, user.id))) throw new UserNotFound();
-        await deps.audit.record(trx, customerId, { action: 'user.deleted', target: userTarget(user) });
+        await deps.audit.record(trx, customerId, { action: 'user.deleted', target: userTarget(user) }, context);
       });
     },
 
-    async setDisabled(customerId, login, isDisabled) {
-      return db.transaction().execute(async (trx) => applyDisabled(trx, customerId, await requireUser(customerId, login, trx), isDisabled));
+    async setDisabled(customerId, login, isDisabled, context) {
+      return db.transaction().execute(async (trx) => applyDisabled(trx, customerId, await requireUser(customerId, login, trx), isDisabled, context));
     },
 
-    async setDisabledIn(exec, customerId, userId, isDisabled) {
+    async setDisabledIn(exec, customerId, userId, isDisabled, context) {
       const user = await repo.findUserById(exec, customerId, userId);
       if (!user) throw new UserNotFound();
-      return applyDisabled(exec, customerId, user, isDisabled);
+      return applyDisabled(exec, customerId, user, isDisabled, context);
     },
 
     findByGuid: (exec, customerId, guid) => repo.findUserByGuid(exec ?? db, customerId, guid),
@@ -350,21 +351,21 @@ export function createUsersService(deps: {
       return problems;
     },
 
-    async setPassword(customerId, userId, password, { requireChange, action = 'user.password.changed' }) {
+    async setPassword(customerId, userId, password, { requireChange, action = 'user.password.changed' }, context) {
       checkPasswordRule(password);
       const hash = await hashPassword(password);
       await db.transaction().execute(async (trx) => {
         const updated = await repo.updateUser(trx, customerId, userId, { passwordHash: hash, bumpCredentials: true, passwordChangeRequired: requireChange, now: clock.now() });
         if (!updated) throw new UserNotFound();
         // The actor is the context's: the admin's, or the user's on the hosted pages (reset, sign-in's new password).
-        await deps.audit.record(trx, customerId, { action, target: userTarget(updated) });
+        await deps.audit.record(trx, customerId, { action, target: userTarget(updated) }, context);
       });
     },
 
     recordSignIn: (customerId, userId) => signIns.recordSignIn(db, customerId, userId, clock.now(), SIGN_IN_WRITE_INTERVAL_MS),
     findLastSignIn: (customerId, userId) => signIns.findLastSignIn(db, customerId, userId),
 
-    async changePassword(customerId, login, oldPassword, newPassword) {
+    async changePassword(customerId, login, oldPassword, newPassword, context) {
       const user = await requireUser(customerId, login);
       const hash = await repo.findPasswordHash(db, customerId, user.id);
       if (hash === null || !(await verifyPassword(hash, oldPassword))) throw new Invalid('oldPassword', 'is incorrect');
@@ -375,7 +376,7 @@ export function createUsersService(deps: {
         const replaced = await repo.replacePasswordHash(trx, customerId, user.id, hash, newHash, clock.now());
         // Another change won meanwhile: the old password given is no longer the current one.
         if (!replaced) throw new Invalid('oldPassword', 'is incorrect');
-        await deps.audit.record(trx, customerId, { action: 'user.password.changed', target: userTarget(user) });
+        await deps.audit.record(trx, customerId, { action: 'user.password.changed', target: userTarget(user) }, context);
       });
     },
 
@@ -407,10 +408,10 @@ export function createUsersService(deps: {
     },
 
     findUsersByEmails: (exec, customerId, emails) => repo.findUsersByEmails(exec, customerId, emails),
-    createIn: async (exec, customerId, input, passwordHash) => insertNew(exec, customerId, input, checkNewUser(input), passwordHash),
-    updateIn: async (exec, customerId, input, passwordHash) => {
+    createIn: async (exec, customerId, input, passwordHash, context) => insertNew(exec, customerId, input, checkNewUser(input), passwordHash, context),
+    updateIn: async (exec, customerId, input, passwordHash, context) => {
       checkChanges(input);
-      return updateExisting(exec, customerId, input, passwordHash);
+      return updateExisting(exec, customerId, input, passwordHash, context);
     },
   };
 }

@@ -57,7 +57,7 @@ export async function scimGroupRoutes(app: FastifyInstance, opts: ScimRouteOptio
   app.post('/Groups', hide, async (request, reply) => {
     const customerId = request.scimToken.customerId;
     const { name, externalId, memberGuids } = readGroupResource(request.body);
-    const group = await groups.create(customerId, { name, externalId, memberGuids });
+    const group = await groups.create(customerId, { name, externalId, memberGuids }, request.auditContext);
     const [resource] = await withMembers(customerId, [group], true);
     reply.header('location', (resource.meta as { location: string }).location);
     return sendScim(reply, 201, resource);
@@ -74,19 +74,19 @@ export async function scimGroupRoutes(app: FastifyInstance, opts: ScimRouteOptio
     const customerId = request.scimToken.customerId;
     const groupId = idOf(request.params);
     const { name, externalId, memberGuids } = readGroupResource(request.body);
-    await groups.change(customerId, groupId, { name, externalId: externalId ?? '', members: [{ op: 'replace', guids: memberGuids }] });
+    await groups.change(customerId, groupId, { name, externalId: externalId ?? '', members: [{ op: 'replace', guids: memberGuids }] }, request.auditContext);
     const [resource] = await withMembers(customerId, [await groups.get(customerId, groupId)], true);
     return sendScim(reply, 200, resource);
   });
 
   app.patch('/Groups/:id', hide, async (request, reply) => {
     const change = readGroupPatch(readPatchBody(request.body));
-    await groups.change(request.scimToken.customerId, idOf(request.params), change);
+    await groups.change(request.scimToken.customerId, idOf(request.params), change, request.auditContext);
     return reply.code(204).send();
   });
 
   app.delete('/Groups/:id', hide, async (request, reply) => {
-    await groups.remove(request.scimToken.customerId, idOf(request.params));
+    await groups.remove(request.scimToken.customerId, idOf(request.params), request.auditContext);
     return reply.code(204).send();
   });
 }

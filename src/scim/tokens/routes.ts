@@ -41,7 +41,7 @@ export async function scimTokenRoutes(app: FastifyInstance, opts: { scimTokens: 
       },
     },
   }, async (request, reply) => {
-    const created = await scimTokens.create(request.customer.id, (request.body as { name: string }).name);
+    const created = await scimTokens.create(request.customer.id, (request.body as { name: string }).name, request.auditContext);
     request.log.info({ tokenId: created.scimToken.tokenId }, 'SCIM token created');
     // The only response that carries the token: no cache may keep it.
     reply.header('cache-control', 'no-store');
@@ -73,7 +73,7 @@ export async function scimTokenRoutes(app: FastifyInstance, opts: { scimTokens: 
     },
   }, async (request) => {
     const { tokenId } = request.body as { tokenId: string };
-    await scimTokens.delete(request.customer.id, tokenId);
+    await scimTokens.delete(request.customer.id, tokenId, request.auditContext);
     request.log.info({ tokenId }, 'SCIM token deleted');
     return { status: 'SUCCESS', message: 'SCIM token deleted.' };
   });

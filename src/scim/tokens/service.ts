@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { scimTokenTarget } from '../../audit/targets.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -24,10 +25,10 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 export interface ScimTokensService {
   /** @throws Invalid('name'). */
-  create(customerId: number, name: string): Promise<CreatedScimToken>;
+  create(customerId: number, name: string, context: AuditContext): Promise<CreatedScimToken>;
   list(customerId: number): Promise<ScimToken[]>;
   /** Requests with the token fail from now on. @throws NotFound for an unknown token id (another customer's included). */
-  delete(customerId: number, tokenId: string): Promise<void>;
+  delete(customerId: number, tokenId: string, context: AuditContext): Promise<void>;
   /** The token a bearer value is, or undefined (wrong checksum, unknown, deleted); notes its use. */
   authenticate(bearer: string): Promise<ScimToken | undefined>;
 }
@@ -35,13 +36,13 @@ export interface ScimTokensService {
 export function createScimTokensService(deps: { db: Kysely<Database>; clock: Clock; audit: AuditRecorder }): ScimTokensService {
   const { db, clock, audit } = deps;
   return {
-    async create(customerId, name) {
+    async create(customerId, name, context) {
       enforce(typeof name === 'string' ? checkScimTokenName(name) : { field: 'name', reason: 'is required' });
       const token = generateSecret(SCIM_TOKEN_PREFIX);
       const tokenId = `st_${randomUUID().replaceAll('-', '')}`;
       const scimToken = await db.transaction().execute(async (trx) => {
         const created = await repo.insertScimToken(trx, customerId, { tokenId, name, tokenHash: sha256Hex(token), now: clock.now() });
-        await audit.record(trx, customerId, { action: 'scimtoken.created', target: scimTokenTarget(created) });
+        await audit.record(trx, customerId, { action: 'scimtoken.created', target: scimTokenTarget(created) }, context);
         return created;
       });
       return { scimToken, token };
@@ -49,12 +50,12 @@ export function createScimTokensService(deps: { db: Kysely<Database>; clock: Clo
 
     list: (customerId) => repo.listScimTokens(db, customerId),
 
-    async delete(customerId, tokenId) {
+    async delete(customerId, tokenId, context) {
       if (typeof tokenId !== 'string' || tokenId === '') throw new Invalid('tokenId', 'is required');
       await db.transaction().execute(async (trx) => {
         const found = await repo.findScimToken(trx, customerId, tokenId);
         if (!found || !await repo.deleteScimToken(trx, customerId, found.id)) throw new NotFound('scimToken', SCIM_TOKEN_NOT_FOUND);
-        await audit.record(trx, customerId, { action: 'scimtoken.deleted', target: scimTokenTarget(found) });
+        await audit.record(trx, customerId, { action: 'scimtoken.deleted', target: scimTokenTarget(found) }, context);
       });
     },
 

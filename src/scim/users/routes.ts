@@ -38,7 +38,7 @@ export async function scimUserRoutes(app: FastifyInstance, opts: ScimRouteOption
 
   app.post('/Users', hide, async (request, reply) => {
     const { username, input, isEnabled } = readUserResource(request.body, 'create');
-    const user = await users.create(request.scimToken.customerId, { ...input, username: username! }, { isEnabled: isEnabled ?? true });
+    const user = await users.create(request.scimToken.customerId, { ...input, username: username! }, { isEnabled: isEnabled ?? true }, request.auditContext);
     const resource = toScimUser(user, baseUrl);
     reply.header('location', (resource.meta as { location: string }).location);
     return sendScim(reply, 201, resource);
@@ -53,7 +53,7 @@ export async function scimUserRoutes(app: FastifyInstance, opts: ScimRouteOption
     const resource = readUserResource(request.body, 'replace');
     if (resource.username === undefined) throw new ScimError(400, 'invalidValue', 'userName is required');
     const current = await users.get(customerId, idOf(request.params));
-    const user = await users.change(customerId, current.guid, changedFrom(current, resource));
+    const user = await users.change(customerId, current.guid, changedFrom(current, resource), request.auditContext);
     return sendScim(reply, 200, toScimUser(user, baseUrl));
   });
 
@@ -63,12 +63,12 @@ export async function scimUserRoutes(app: FastifyInstance, opts: ScimRouteOption
     const current = await users.get(customerId, idOf(request.params));
     const patched = patchUserResource(toScimUser(current, baseUrl), operations);
     if (typeof patched.userName !== 'string') throw new ScimError(400, 'mutability', 'userName cannot be removed');
-    const user = await users.change(customerId, current.guid, changedFrom(current, readUserResource(patched, 'replace')));
+    const user = await users.change(customerId, current.guid, changedFrom(current, readUserResource(patched, 'replace')), request.auditContext);
     return sendScim(reply, 200, toScimUser(user, baseUrl));
   });
 
   app.delete('/Users/:id', hide, async (request, reply) => {
-    await users.remove(request.scimToken.customerId, idOf(request.params));
+    await users.remove(request.scimToken.customerId, idOf(request.params), request.auditContext);
     return reply.code(204).send();
   });
 }

@@ -87,7 +87,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: SiteAp
       login: body.default === true ? undefined : body.user ?? me.username,
       name: body.name,
       expiresAt: body.expiresInDays === undefined ? undefined : clock.now() + body.expiresInDays * DAY_MS,
-    });
+    }, request.auditContext);
     return reply.code(201).send({ ...toWireKey(created.key), apiKey: created.apiKey });
   });
 
@@ -100,6 +100,6 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: SiteAp
     const key = await apiKeys.get(customerId, Number(raw));
     // Another user's key is "not found" to a non-administrator: ids are not secrets, but ownership is private.
     if (!me.isSiteAdmin && key.userId !== me.userId) throw new NotFound('api_key', 'API key not found.');
-    return toWireKey(await apiKeys.revoke(customerId, key.id));
+    return toWireKey(await apiKeys.revoke(customerId, key.id, request.auditContext));
   });
 }

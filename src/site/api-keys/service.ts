@@ -3,6 +3,7 @@
  * (act as the user). A key is shown once at creation and stored only as its SHA-256; revocation is
  * immediate. Verification is a checksum check, then one query that also reads the user's state.
  */
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { apiKeyTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
@@ -23,13 +24,13 @@ export interface SiteApiKeysService {
    * Creates a key and returns its secret, the only time it is shown.
    * @throws NotFound (no such user), Conflict (a live default key exists), Invalid (name, expiry).
    */
-  create(customerId: number, input: NewSiteApiKey): Promise<CreatedSiteApiKey>;
+  create(customerId: number, input: NewSiteApiKey, context: AuditContext): Promise<CreatedSiteApiKey>;
   /** Keys (live and revoked, never secrets) in creation order; `userId` null: the default keys only. */
   list(customerId: number, filter?: { userId?: number | null }): Promise<SiteApiKey[]>;
   /** @throws NotFound */
   get(customerId: number, keyId: number): Promise<SiteApiKey>;
   /** Revokes the key at once (revoking twice is harmless). @throws NotFound */
-  revoke(customerId: number, keyId: number): Promise<SiteApiKey>;
+  revoke(customerId: number, keyId: number, context: AuditContext): Promise<SiteApiKey>;
   /** The verifier the protection plugin uses for the site bound to `customerId`. */
   verifier(customerId: number): ApiKeyVerifier;
 }
@@ -61,7 +62,7 @@ export function createSiteApiKeysService(deps: {
   }
 
   return {
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       const name = (input.name ?? '').trim();
       if (name.length > MAX_KEY_NAME_LENGTH) throw new Invalid('name', `must be at most ${MAX_KEY_NAME_LENGTH} characters`);
       if (CONTROL.test(name)) throw new Invalid('name', 'must not contain control characters');
@@ -80,7 +81,7 @@ export function createSiteApiKeysService(deps: {
         const id = await db.transaction().execute(async (trx) => {
           if (userId === null) await repo.revokeExpiredDefaultKey(trx, customerId, now);
           const inserted = await repo.insertKey(trx, customerId, { userId, name, keyHash: sha256Hex(apiKey), expiresAt: input.expiresAt ?? null, now });
-          await deps.audit.record(trx, customerId, { action: 'apikey.created', target: apiKeyTarget({ id: inserted, name }) });
+          await deps.audit.record(trx, customerId, { action: 'apikey.created', target: apiKeyTarget({ id: inserted, name }) }, context);
           return inserted;
         });
         return { id, apiKey, key: await get(customerId, id) };
@@ -97,11 +98,11 @@ export function createSiteApiKeysService(deps: {
 
     get,
 
-    async revoke(customerId, keyId) {
+    async revoke(customerId, keyId, context) {
       const key = await get(customerId, keyId);
       await db.transaction().execute(async (trx) => {
         // Revoking twice is harmless and records nothing the second time.
-        if (await repo.revokeKey(trx, customerId, keyId, clock.now())) await deps.audit.record(trx, customerId, { action: 'apikey.revoked', target: apiKeyTarget(key) });
+        if (await repo.revokeKey(trx, customerId, keyId, clock.now())) await deps.audit.record(trx, customerId, { action: 'apikey.revoked', target: apiKeyTarget(key) }, context);
       });
       return get(customerId, keyId);
     },

@@ -148,7 +148,7 @@ export async function apiTokenRoutes(app: FastifyInstance, opts: ApiTokenRoutesO
     }
     const created: CreatedApiToken = await tokens.create(customerId, {
       userId: owner.id, name: body.name, type: body.type, expiresInDays: body.expiresInDays, expiresAt,
-    });
+    }, request.auditContext);
     reply.code(201).header('cache-control', 'no-store');
     return { ...toWireToken(created, created.createdAt), token: created.secret };
   });
@@ -181,7 +181,7 @@ export async function apiTokenRoutes(app: FastifyInstance, opts: ApiTokenRoutesO
   }, async (request) => {
     const { customerId, actor } = await context(request);
     const owner = await tokens.resolveOwner(customerId, actor, request.query.username);
-    return { deleted: await tokens.deleteExpired(customerId, owner.id) };
+    return { deleted: await tokens.deleteExpired(customerId, owner.id, request.auditContext) };
   });
 
   app.get<{ Params: { id: string } }>('/rest/api/2/tokens/:id', {
@@ -210,7 +210,7 @@ export async function apiTokenRoutes(app: FastifyInstance, opts: ApiTokenRoutesO
   }, async (request, reply) => {
     const { customerId, actor } = await context(request);
     const token = await tokens.getManaged(customerId, actor, Number(request.params.id));
-    await tokens.revoke(customerId, token.id);
+    await tokens.revoke(customerId, token.id, request.auditContext);
     return reply.code(204).send();
   });
 }

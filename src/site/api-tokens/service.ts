@@ -3,6 +3,7 @@
  * tokens per user, enforced atomically), who may manage which token, verification of a presented
  * secret, and the purge of long-expired tokens.
  */
+import type { AuditContext } from '../../audit/context.ts';
 import type { AuditRecorder } from '../../audit/service.ts';
 import { apiTokenTarget } from '../../audit/targets.ts';
 import type { Kysely } from 'kysely';
@@ -37,15 +38,15 @@ export interface ApiTokensService {
    * @throws NotFound (user), Invalid (expiry beyond the maximum, in the past, or given twice),
    *   LimitExceeded (the user already has the maximum number of live tokens).
    */
-  create(customerId: number, input: NewApiToken): Promise<CreatedApiToken>;
+  create(customerId: number, input: NewApiToken, context: AuditContext): Promise<CreatedApiToken>;
   /** The user's tokens (live and expired, never secrets), oldest first. */
   list(customerId: number, userId: number): Promise<ApiToken[]>;
   /** @throws NotFound */
   get(customerId: number, tokenId: number): Promise<ApiToken>;
   /** Deletes the token: it stops working at once. @throws NotFound */
-  revoke(customerId: number, tokenId: number): Promise<ApiToken>;
+  revoke(customerId: number, tokenId: number, context: AuditContext): Promise<ApiToken>;
   /** Deletes every expired token of the user; returns how many. */
-  deleteExpired(customerId: number, userId: number): Promise<number>;
+  deleteExpired(customerId: number, userId: number, context: AuditContext): Promise<number>;
   /** Deletes tokens (of every customer) expired for more than `policy.purgeAfterDays`; returns how many. */
   purgeExpired(): Promise<number>;
   /**
@@ -122,7 +123,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
   return {
     policy,
 
-    async create(customerId, input) {
+    async create(customerId, input, context) {
       const name = input.name.trim();
       if (name.length === 0 || name.length > 100) throw new Invalid('name', 'must be 1 to 100 characters');
       if (!API_TOKEN_TYPES.includes(input.type)) throw new Invalid('type', 'must be basic or bearer');
@@ -140,7 +141,7 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
           userId: user.id, username: user.username, name, type: input.type,
           tokenHash: sha256Hex(secret), createdAt: now, expiresAt,
         });
-        await deps.audit.record(trx, customerId, { action: 'apitoken.created', target: apiTokenTarget(inserted) });
+        await deps.audit.record(trx, customerId, { action: 'apitoken.created', target: apiTokenTarget(inserted) }, context);
         return inserted;
       }).catch((error: unknown) => {
         // The user was deleted between the lookup and the insert.
@@ -154,19 +155,19 @@ export function createApiTokensService(deps: ApiTokensDeps): ApiTokensService {
 
     get: requireToken,
 
-    async revoke(customerId, tokenId) {
+    async revoke(customerId, tokenId, context) {
       const token = await requireToken(customerId, tokenId);
       await db.transaction().execute(async (trx) => {
         if (!(await repo.deleteToken(trx, customerId, tokenId))) throw new NotFound('api token', 'API token not found');
-        await deps.audit.record(trx, customerId, { action: 'apitoken.deleted', target: apiTokenTarget(token) });
+        await deps.audit.record(trx, customerId, { action: 'apitoken.deleted', target: apiTokenTarget(token) }, context);
       });
       return token;
     },
 
-    async deleteExpired(customerId, userId) {
+    async deleteExpired(customerId, userId, context) {
       return db.transaction().execute(async (trx) => {
         const deleted = await repo.deleteExpiredTokens(trx, customerId, userId, clock.now());
-        for (const token of deleted) await deps.audit.record(trx, customerId, { action: 'apitoken.deleted', target: apiTokenTarget(token) });
+        for (const token of deleted) await deps.audit.record(trx, customerId, { action: 'apitoken.deleted', target: apiTokenTarget(token) }, context);
         return deleted.length;
       });
     },

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test, type TestContext } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { SSO_COOKIE } from '../../../src/identity/sso-sessions/service.ts';
 import { NO_BROWSER, browser, closeBrowser, findChromium } from '../../console/browser.ts';
 import { describeEachStore, type StoreKind } from '../../helpers/stores.ts';
@@ -158,7 +159,7 @@ if (!findChromium()) {
       const s = await setting(t, kind);
       const { ssoSessions, users } = s.d.composition.services;
       const customerId = s.d.customer.customerId;
-      await users.setPassword(customerId, s.person.id, 'old passphrase 1', { requireChange: false });
+      await users.setPassword(customerId, s.person.id, 'old passphrase 1', { requireChange: false }, SYSTEM);
       await signIn(s);
       const before = await ssoCookie(s.page.context(), s);
       assert.ok(before);

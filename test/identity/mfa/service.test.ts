@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { MfaFailed, NotFound } from '../../../src/lib/errors.ts';
 import type { MfaService } from '../../../src/identity/mfa/service.ts';
 import { totpAt } from '../../../src/identity/mfa/totp.ts';
@@ -22,14 +23,14 @@ async function setup(t: TestContext, kind: StoreKind): Promise<Fixture> {
   const app = await build(t, kind);
   app.clock.set(START);
   const customerId = app.customer.customerId;
-  const user = await app.composition.services.users.create(customerId, { username: 'carol', email: 'carol@example.com', firstName: 'C', lastName: 'D', customAttributes: {} });
+  const user = await app.composition.services.users.create(customerId, { username: 'carol', email: 'carol@example.com', firstName: 'C', lastName: 'D', customAttributes: {} }, SYSTEM);
   return { app, mfa: app.composition.services.mfa, customerId, userId: user.id };
 }
 
 /** Registers and activates an authenticator at START; returns its secret. */
 async function enrol(f: Fixture): Promise<string> {
   const { secret } = await f.mfa.register(f.customerId, { login: 'carol', customerDisplayName: 'Acme' });
-  await f.mfa.validate(f.customerId, { login: 'carol', secret, otp: totpAt(secret, START) });
+  await f.mfa.validate(f.customerId, { login: 'carol', secret, otp: totpAt(secret, START) }, SYSTEM);
   return secret;
 }
 
@@ -87,7 +88,7 @@ describeEachStore('MFA service', (kind) => {
     const f = await setup(t, kind);
     for (const offset of [-2, -1, 0, 1, 2]) {
       const { secret } = await f.mfa.register(f.customerId, { login: 'carol', customerDisplayName: 'Acme' });
-      const attempt = f.mfa.validate(f.customerId, { login: 'carol', secret, otp: totpAt(secret, START + offset * STEP_MS) });
+      const attempt = f.mfa.validate(f.customerId, { login: 'carol', secret, otp: totpAt(secret, START + offset * STEP_MS) }, SYSTEM);
       if (Math.abs(offset) === 2) await assert.rejects(attempt, refusal('wrong_code'), `step ${offset}`);
       else assert.deepEqual(await attempt, { userId: f.userId });
     }
@@ -110,7 +111,7 @@ describeEachStore('MFA service', (kind) => {
     const { secret: newSecret } = await f.mfa.register(f.customerId, { login: 'carol', customerDisplayName: 'Acme' });
     f.app.clock.advance(STEP_MS);
     await f.mfa.checkLoginOtp(f.customerId, f.userId, totpAt(oldSecret, f.app.clock.now()));
-    await f.mfa.validate(f.customerId, { login: 'carol', secret: newSecret, otp: totpAt(newSecret, f.app.clock.now()) });
+    await f.mfa.validate(f.customerId, { login: 'carol', secret: newSecret, otp: totpAt(newSecret, f.app.clock.now()) }, SYSTEM);
     f.app.clock.advance(STEP_MS);
     await assert.rejects(f.mfa.checkLoginOtp(f.customerId, f.userId, totpAt(oldSecret, f.app.clock.now())), refusal('wrong_code'));
     await f.mfa.checkLoginOtp(f.customerId, f.userId, totpAt(newSecret, f.app.clock.now()));
@@ -122,21 +123,21 @@ describeEachStore('MFA service', (kind) => {
     const other = await f.app.newCustomer();
     await assert.rejects(f.mfa.register(other.customer.customerId, { login: 'carol', customerDisplayName: 'X' }), NotFound);
     assert.equal(await f.mfa.hasActiveAuthenticator(other.customer.customerId, f.userId), false);
-    assert.deepEqual(await f.mfa.reset(f.customerId, 'carol'), { userId: f.userId, removed: true });
+    assert.deepEqual(await f.mfa.reset(f.customerId, 'carol', SYSTEM), { userId: f.userId, removed: true });
     await f.mfa.checkLoginOtp(f.customerId, f.userId, undefined);
     assert.equal((await f.app.composition.services.users.findById(f.customerId, f.userId))?.secondFactorType, 'NONE');
-    await assert.rejects(f.mfa.validate(f.customerId, { login: 'carol', secret, otp: totpAt(secret, START) }), refusal('no_pending'));
+    await assert.rejects(f.mfa.validate(f.customerId, { login: 'carol', secret, otp: totpAt(secret, START) }, SYSTEM), refusal('no_pending'));
   });
 
   test('a sealed secret copied onto another user\'s row does not open', async (t) => {
     const f = await setup(t, kind);
     const { secret } = await f.mfa.register(f.customerId, { login: 'carol', customerDisplayName: 'Acme' });
-    const dave = await f.app.composition.services.users.create(f.customerId, { username: 'dave', email: 'dave@example.com', firstName: 'D', lastName: 'E', customAttributes: {} });
+    const dave = await f.app.composition.services.users.create(f.customerId, { username: 'dave', email: 'dave@example.com', firstName: 'D', lastName: 'E', customAttributes: {} }, SYSTEM);
     await f.mfa.register(f.customerId, { login: 'dave', customerDisplayName: 'Acme' });
     const { db } = f.app.composition.store;
     const carolRow = await db.selectFrom('mfa_authenticators').selectAll().where('user_id', '=', f.userId).executeTakeFirstOrThrow();
     await db.updateTable('mfa_authenticators').set({ pending_secret_sealed: carolRow.pending_secret_sealed }).where('user_id', '=', dave.id).execute();
-    await assert.rejects(f.mfa.validate(f.customerId, { login: 'dave', secret, otp: totpAt(secret, START) }), (error: Error) => !(error instanceof MfaFailed));
+    await assert.rejects(f.mfa.validate(f.customerId, { login: 'dave', secret, otp: totpAt(secret, START) }, SYSTEM), (error: Error) => !(error instanceof MfaFailed));
   });
 
   test('labels too long for a QR code are refused before anything is stored', async (t) => {

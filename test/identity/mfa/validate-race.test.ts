@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { createAdminAuthenticator } from '../../../src/identity/admin-auth.ts';
 import { buildIdentityApp } from '../../../src/identity/app.ts';
 import { mfaArea } from '../../../src/identity/mfa/routes.ts';
@@ -75,7 +76,7 @@ async function setup(t: TestContext, kind: StoreKind): Promise<Fixture> {
 describeEachStore('authenticator validation: concurrent guesses', (kind) => {
   test(`${GUESSES} concurrent wrong codes: at most ${BUDGET} checked, the rest refused as locked`, async (t) => {
     const f = await setup(t, kind);
-    await f.app.composition.services.users.create(f.app.customer.customerId, { username: 'alice', email: 'alice@example.com', firstName: 'A', lastName: 'B', customAttributes: {} });
+    await f.app.composition.services.users.create(f.app.customer.customerId, { username: 'alice', email: 'alice@example.com', firstName: 'A', lastName: 'B', customAttributes: {} }, SYSTEM);
     const registered = await f.admin.post('/auth/google-auth-secret', { customerKey: f.ck, username: 'alice', authenticatorType: GA });
     assert.equal(registered.statusCode, 200, registered.body);
     const { secret } = registered.json();
@@ -98,7 +99,7 @@ describeEachStore('authenticator validation: concurrent guesses', (kind) => {
 
   test('a right code among concurrent wrong ones within the budget is accepted and resets the count', async (t) => {
     const f = await setup(t, kind);
-    await f.app.composition.services.users.create(f.app.customer.customerId, { username: 'alice', email: 'alice@example.com', firstName: 'A', lastName: 'B', customAttributes: {} });
+    await f.app.composition.services.users.create(f.app.customer.customerId, { username: 'alice', email: 'alice@example.com', firstName: 'A', lastName: 'B', customAttributes: {} }, SYSTEM);
     const { secret } = (await f.admin.post('/auth/google-auth-secret', { customerKey: f.ck, username: 'alice', authenticatorType: GA })).json();
     const right = totpAt(secret, f.app.clock.now());
     const wrong = String((Number(right) + 500_000) % 1_000_000).padStart(6, '0');

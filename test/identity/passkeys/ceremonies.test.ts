@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { Invalid } from '../../../src/lib/errors.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
 import { NO_BROWSER, closeBrowser, findChromium } from '../../console/browser.ts';
@@ -36,9 +37,9 @@ if (!findChromium()) {
       assert.equal(registration.options.authenticatorSelection?.residentKey, 'required');
       assert.equal(registration.options.authenticatorSelection?.userVerification, 'required');
       const created = await browserRegistration(a.page, registration.options);
-      const summary = await passkeys.register(holder, registration.ceremonyId, created, undefined, 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0');
+      const summary = await passkeys.register(holder, registration.ceremonyId, created, undefined, 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0', SYSTEM);
       assert.match(summary.name, /^Chrome on Linux, \d{4}-\d{2}-\d{2}$/);
-      await assert.rejects(passkeys.register(holder, registration.ceremonyId, created, 'Again', undefined), refused, 'a registration ceremony is used once');
+      await assert.rejects(passkeys.register(holder, registration.ceremonyId, created, 'Again', undefined, SYSTEM), refused, 'a registration ceremony is used once');
       assert.equal(await passkeys.count(holder), 1);
       const customerKey = Number(d.customer.customerKey);
       const userGet = async (username: string) => ((await d.admin.post('/admin/users/get', { customerKey, username })).json() as { users: { secondFactorAuthType: string }[] }).users[0]!;
@@ -93,7 +94,7 @@ if (!findChromium()) {
       await assert.rejects(passkeys.authenticate(customerId, phished.ceremonyId, phishedAnswer), refused);
       const foreignRegistration = await passkeys.registrationOptions({ customerId, userId: someoneElse.id }, { username: someoneElse.username, displayName: 'X' });
       const foreignCreated = await browserRegistration(foreign.page, foreignRegistration.options);
-      await assert.rejects(passkeys.register({ customerId, userId: someoneElse.id }, foreignRegistration.ceremonyId, foreignCreated, 'Phished', undefined), refused);
+      await assert.rejects(passkeys.register({ customerId, userId: someoneElse.id }, foreignRegistration.ceremonyId, foreignCreated, 'Phished', undefined, SYSTEM), refused);
       assert.equal(await passkeys.count({ customerId, userId: someoneElse.id }), 0);
 
       // No user verification: a page that asked the authenticator not to verify (the service asked it to) is refused.
@@ -111,11 +112,11 @@ if (!findChromium()) {
       const appHolder = { customerId, userId: withApp.id };
       await a.cdp.send('WebAuthn.setUserVerified', { authenticatorId: a.authenticatorId, isUserVerified: true });
       const appRegistration = await passkeys.registrationOptions(appHolder, { username: withApp.username, displayName: 'App user' });
-      await passkeys.register(appHolder, appRegistration.ceremonyId, await browserRegistration(a.page, appRegistration.options), 'Key', undefined);
+      await passkeys.register(appHolder, appRegistration.ceremonyId, await browserRegistration(a.page, appRegistration.options), 'Key', undefined, SYSTEM);
       assert.equal((await userGet(withApp.username)).secondFactorAuthType, 'GOOGLE AUTHENTICATOR');
-      await passkeys.remove(holder, summary.passkeyId);
+      await passkeys.remove(holder, summary.passkeyId, SYSTEM);
       assert.equal((await userGet(user.username)).secondFactorAuthType, 'NONE');
-      await assert.rejects(passkeys.remove(holder, summary.passkeyId), { code: 'not_found' });
+      await assert.rejects(passkeys.remove(holder, summary.passkeyId, SYSTEM), { code: 'not_found' });
     });
 
     test('list, rename and remove are the holder\'s only; names are 1..64 characters on one line', async (t) => {
@@ -127,14 +128,14 @@ if (!findChromium()) {
       const a = await pageWithAuthenticator(t, { noAutofill: true });
       await withLibrary(a.page, d.url, d.url);
       const registration = await passkeys.registrationOptions(holder, { username: user.username, displayName: 'Ada' });
-      const summary = await passkeys.register(holder, registration.ceremonyId, await browserRegistration(a.page, registration.options), ' Laptop ', undefined);
+      const summary = await passkeys.register(holder, registration.ceremonyId, await browserRegistration(a.page, registration.options), ' Laptop ', undefined, SYSTEM);
       assert.equal(summary.name, 'Laptop');
       await assert.rejects(passkeys.rename(holder, summary.passkeyId, 'x'.repeat(65)), { code: 'invalid' });
       await assert.rejects(passkeys.rename(holder, summary.passkeyId, 'two\nlines'), { code: 'invalid' });
       const owner = { customerId, userId: null };
       await assert.rejects(passkeys.rename(owner, summary.passkeyId, 'Mine'), { code: 'not_found' });
-      await assert.rejects(passkeys.remove(owner, summary.passkeyId), { code: 'not_found' });
-      await assert.rejects(passkeys.remove(holder, 'abc'), { code: 'not_found' });
+      await assert.rejects(passkeys.remove(owner, summary.passkeyId, SYSTEM), { code: 'not_found' });
+      await assert.rejects(passkeys.remove(holder, 'abc', SYSTEM), { code: 'not_found' });
       await passkeys.rename(holder, summary.passkeyId, 'Phone');
       assert.deepEqual((await passkeys.list(holder)).map((p) => p.name), ['Phone']);
       assert.deepEqual(await passkeys.list(owner), []);

@@ -1,6 +1,7 @@
 /** The forgotten-password tests' fixtures: a user, and the reset link read from the mail a real SMTP server received. */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import type { SmtpSink } from '../../helpers/smtp-sink.ts';
 
@@ -12,7 +13,7 @@ export async function newUser(env: TestApp) {
   const { customerId } = env.customer;
   await env.composition.services.users.create(customerId, {
     username, email: `${username}@example.test`, firstName: 'Pat', lastName: 'Reset', password: PASSWORD, customAttributes: {},
-  });
+  }, SYSTEM);
   return (await env.composition.services.users.findByLogin(customerId, username))!;
 }
 

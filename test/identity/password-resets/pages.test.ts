@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test, type TestContext } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { compose } from '../../../src/compose/index.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { redactUrl } from '../../../src/http/app.ts';
@@ -103,7 +104,7 @@ describeEachStore('Password reset pages', (kind) => {
     const lookups: { login: string; afterAnswer: boolean }[] = [];
     t.mock.method(passwordResets, 'request', async (customer: Parameters<typeof request>[0], login: string) => {
       lookups.push({ login, afterAnswer: answered });
-      return request(customer, login);
+      return request(customer, login, SYSTEM);
     });
     for (const login of [known.username, 'nobody-here']) {
       answered = false;

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { totpAt } from '../../../src/identity/mfa/totp.ts';
 import { Invalid, MfaFailed } from '../../../src/lib/errors.ts';
 import { magicLinkPurgeJob } from '../../../src/identity/magic-links/purge.ts';
@@ -44,18 +45,18 @@ describeEachStore('Password resets', (kind) => {
     const customer = { id: env.customer.customerId, customerKey: env.customer.customerKey };
     const user = await newUser(env);
 
-    assert.equal(await passwordResets.request(customer, 'nobody-here'), 'no-user');
-    assert.equal(await passwordResets.request(customer, 'nobody@example.test'), 'no-user');
-    assert.equal(await passwordResets.request(customer, ''), 'no-user');
+    assert.equal(await passwordResets.request(customer, 'nobody-here', SYSTEM), 'no-user');
+    assert.equal(await passwordResets.request(customer, 'nobody@example.test', SYSTEM), 'no-user');
+    assert.equal(await passwordResets.request(customer, '', SYSTEM), 'no-user');
     assert.deepEqual(await rowsOf(env), { resets: [], mails: [] }, 'an unknown user writes nothing');
 
-    await users.setDisabled(customer.id, user.username, true);
-    assert.equal(await passwordResets.request(customer, user.username), 'no-user');
+    await users.setDisabled(customer.id, user.username, true, SYSTEM);
+    assert.equal(await passwordResets.request(customer, user.username, SYSTEM), 'no-user');
     assert.deepEqual(await rowsOf(env), { resets: [], mails: [] }, 'a disabled user gets no mail');
-    await users.setDisabled(customer.id, user.username, false);
+    await users.setDisabled(customer.id, user.username, false, SYSTEM);
 
-    assert.equal(await passwordResets.request(customer, user.username), 'mailed');
-    assert.equal(await passwordResets.request(customer, ` ${user.email.toUpperCase()} `), 'mailed');
+    assert.equal(await passwordResets.request(customer, user.username, SYSTEM), 'mailed');
+    assert.equal(await passwordResets.request(customer, ` ${user.email.toUpperCase()} `, SYSTEM), 'mailed');
     const { resets, mails } = await rowsOf(env);
     assert.equal(resets.length, 2);
     assert.deepEqual(mails, [{ template: 'password-reset', to_address: user.email }, { template: 'password-reset', to_address: user.email }]);
@@ -74,16 +75,16 @@ describeEachStore('Password resets', (kind) => {
     const user = await newUser(env);
     const other = await newUser(env);
 
-    const outcomes = await Promise.all(Array.from({ length: 12 }, () => passwordResets.request(customer, user.username)));
+    const outcomes = await Promise.all(Array.from({ length: 12 }, () => passwordResets.request(customer, user.username, SYSTEM)));
     assert.equal(outcomes.filter((o) => o === 'mailed').length, 10);
     assert.equal(outcomes.filter((o) => o === 'capped').length, 2);
     assert.equal((await rowsOf(env)).mails.length, 10);
-    assert.equal(await passwordResets.request(customer, other.username), 'mailed', 'the cap is per user');
+    assert.equal(await passwordResets.request(customer, other.username, SYSTEM), 'mailed', 'the cap is per user');
 
     env.clock.advance(59 * 60_000);
-    assert.equal(await passwordResets.request(customer, user.username), 'capped');
+    assert.equal(await passwordResets.request(customer, user.username, SYSTEM), 'capped');
     env.clock.advance(2 * 60_000);
-    assert.equal(await passwordResets.request(customer, user.username), 'mailed');
+    assert.equal(await passwordResets.request(customer, user.username, SYSTEM), 'mailed');
   });
 
   test('a look never uses the link; it works once, within 30 minutes, under the password rules, and ends every session', async (t) => {
@@ -95,22 +96,22 @@ describeEachStore('Password resets', (kind) => {
     const sessionA = await ssoSessions.open(customerId, user.id, ['pwd'], browser);
     const sessionB = await ssoSessions.open(customerId, user.id, ['pwd', 'otp'], browser);
 
-    await passwordResets.request(customer, user.username);
-    await passwordResets.request(customer, user.username);
+    await passwordResets.request(customer, user.username, SYSTEM);
+    await passwordResets.request(customer, user.username, SYSTEM);
     const [older, newer] = (await mailedLinks(env, sink, user.email, 2)).map(tokenOf) as [string, string];
 
     assert.ok(await passwordResets.inspect(customerId, newer));
     assert.ok(await passwordResets.inspect(customerId, newer), 'looking twice changes nothing');
     const stranger = await env.newCustomer();
     assert.equal(await passwordResets.inspect(stranger.customer.customerId, newer), undefined, 'another customer\'s issuer');
-    assert.deepEqual(await passwordResets.complete(stranger.customer.customerId, newer, NEW_PASSWORD), { ok: false, reason: 'dead' });
+    assert.deepEqual(await passwordResets.complete(stranger.customer.customerId, newer, NEW_PASSWORD, SYSTEM), { ok: false, reason: 'dead' });
 
-    await assert.rejects(passwordResets.complete(customerId, newer, 'short'), (error: unknown) => error instanceof Invalid && error.field === 'password');
-    await assert.rejects(passwordResets.complete(customerId, newer, 'password123'), Invalid, 'a common password');
+    await assert.rejects(passwordResets.complete(customerId, newer, 'short', SYSTEM), (error: unknown) => error instanceof Invalid && error.field === 'password');
+    await assert.rejects(passwordResets.complete(customerId, newer, 'password123', SYSTEM), Invalid, 'a common password');
     assert.ok(await passwordResets.inspect(customerId, newer), 'a refused password leaves the link usable');
     assert.ok(await ssoSessions.current(customerId, sessionA.value), 'and the sessions open');
 
-    assert.deepEqual(await passwordResets.complete(customerId, newer, NEW_PASSWORD), { ok: true, userId: user.id });
+    assert.deepEqual(await passwordResets.complete(customerId, newer, NEW_PASSWORD, SYSTEM), { ok: true, userId: user.id });
     assert.ok(await users.verifyCredentials(customerId, user.username, NEW_PASSWORD), 'the new password signs in');
     assert.equal(await users.verifyCredentials(customerId, user.username, PASSWORD), undefined, 'the old one does not');
     assert.equal(await ssoSessions.current(customerId, sessionA.value), undefined);
@@ -119,7 +120,7 @@ describeEachStore('Password resets', (kind) => {
     assert.equal((await users.findById(customerId, user.id))?.passwordChangeRequired, false);
 
     assert.equal(await passwordResets.inspect(customerId, newer), undefined, 'used');
-    assert.deepEqual(await passwordResets.complete(customerId, newer, 'yet another passphrase'), { ok: false, reason: 'dead' });
+    assert.deepEqual(await passwordResets.complete(customerId, newer, 'yet another passphrase', SYSTEM), { ok: false, reason: 'dead' });
     assert.equal(await passwordResets.inspect(customerId, older), undefined, 'a new password ends the older links too');
     assert.equal(await passwordResets.inspect(customerId, 'not-a-token'), undefined);
     assert.equal(await passwordResets.inspect(customerId, 'x'.repeat(43)), undefined);
@@ -132,20 +133,20 @@ describeEachStore('Password resets', (kind) => {
     const customer = { id: customerId, customerKey: env.customer.customerKey };
     const user = await newUser(env);
 
-    await passwordResets.request(customer, user.username);
+    await passwordResets.request(customer, user.username, SYSTEM);
     const [token] = (await mailedLinks(env, sink, user.email)).map(tokenOf) as [string];
     env.clock.advance(30 * 60_000 - 1);
     assert.ok(await passwordResets.inspect(customerId, token));
     env.clock.advance(1);
     assert.equal(await passwordResets.inspect(customerId, token), undefined);
-    assert.deepEqual(await passwordResets.complete(customerId, token, NEW_PASSWORD), { ok: false, reason: 'dead' });
+    assert.deepEqual(await passwordResets.complete(customerId, token, NEW_PASSWORD, SYSTEM), { ok: false, reason: 'dead' });
     assert.ok(await users.verifyCredentials(customerId, user.username, PASSWORD), 'the password is unchanged');
 
-    await passwordResets.request(customer, user.username);
+    await passwordResets.request(customer, user.username, SYSTEM);
     const [second] = (await mailedLinks(env, sink, user.email, 2)).slice(1).map(tokenOf) as [string];
-    await users.setDisabled(customerId, user.username, true);
+    await users.setDisabled(customerId, user.username, true, SYSTEM);
     assert.equal(await passwordResets.inspect(customerId, second), undefined);
-    assert.deepEqual(await passwordResets.complete(customerId, second, NEW_PASSWORD), { ok: false, reason: 'dead' });
+    assert.deepEqual(await passwordResets.complete(customerId, second, NEW_PASSWORD, SYSTEM), { ok: false, reason: 'dead' });
   });
 
   test('a reset sets the password only: an enrolled authenticator and the recovery codes stay, and are still asked', async (t) => {
@@ -154,12 +155,12 @@ describeEachStore('Password resets', (kind) => {
     const customerId = env.customer.customerId;
     const user = await newUser(env);
     const { secret } = await mfa.register(customerId, { login: user.username, customerDisplayName: 'Acme' });
-    await mfa.validate(customerId, { login: user.username, secret, otp: totpAt(secret, env.clock.now()) });
+    await mfa.validate(customerId, { login: user.username, secret, otp: totpAt(secret, env.clock.now()) }, SYSTEM);
     const codes = await recoveryCodes.generate(customerId, user.id);
 
-    await passwordResets.request({ id: customerId, customerKey: env.customer.customerKey }, user.username);
+    await passwordResets.request({ id: customerId, customerKey: env.customer.customerKey }, user.username, SYSTEM);
     const [token] = (await mailedLinks(env, sink, user.email)).map(tokenOf) as [string];
-    assert.deepEqual(await passwordResets.complete(customerId, token, NEW_PASSWORD), { ok: true, userId: user.id });
+    assert.deepEqual(await passwordResets.complete(customerId, token, NEW_PASSWORD, SYSTEM), { ok: true, userId: user.id });
 
     assert.equal(await mfa.hasActiveAuthenticator(customerId, user.id), true);
     await assert.rejects(mfa.checkLoginOtp(customerId, user.id, undefined), (error: unknown) => error instanceof MfaFailed && error.reason === 'otp_required');
@@ -172,11 +173,11 @@ describeEachStore('Password resets', (kind) => {
     const { passwordResets, users } = env.composition.services;
     const customerId = env.customer.customerId;
     const user = await newUser(env);
-    await passwordResets.request({ id: customerId, customerKey: env.customer.customerKey }, user.username);
+    await passwordResets.request({ id: customerId, customerKey: env.customer.customerKey }, user.username, SYSTEM);
     const [token] = (await mailedLinks(env, sink, user.email)).map(tokenOf) as [string];
 
     const candidates = ['first long passphrase', 'second long passphrase', 'third long passphrase', 'fourth long passphrase'];
-    const outcomes = await Promise.all(candidates.map((password) => passwordResets.complete(customerId, token, password)));
+    const outcomes = await Promise.all(candidates.map((password) => passwordResets.complete(customerId, token, password, SYSTEM)));
     assert.equal(outcomes.filter((o) => o.ok).length, 1);
     const winner = candidates[outcomes.findIndex((o) => o.ok)]!;
     for (const password of candidates) {
@@ -190,9 +191,9 @@ describeEachStore('Password resets', (kind) => {
     const customer = { id: env.customer.customerId, customerKey: env.customer.customerKey };
     const keep = await newUser(env);
     const gone = await newUser(env);
-    await passwordResets.request(customer, keep.username);
-    await passwordResets.request(customer, gone.username);
-    await users.remove(customer.id, gone.username);
+    await passwordResets.request(customer, keep.username, SYSTEM);
+    await passwordResets.request(customer, gone.username, SYSTEM);
+    await users.remove(customer.id, gone.username, SYSTEM);
     assert.deepEqual((await rowsOf(env)).resets.map((r) => Number(r.user_id)), [keep.id]);
 
     const db = env.composition.store.db;
@@ -223,7 +224,7 @@ describe('Password resets [sqlite, counts in Redis]', { skip: redisUrl ? false :
     t.after(() => redis.quit());
     await redis.del(key);
 
-    const outcomes = await Promise.all(Array.from({ length: 13 }, () => passwordResets.request(customer, user.username)));
+    const outcomes = await Promise.all(Array.from({ length: 13 }, () => passwordResets.request(customer, user.username, SYSTEM)));
     assert.equal(outcomes.filter((o) => o === 'mailed').length, 10);
     assert.equal((await rowsOf(env)).mails.length, 10);
     assert.equal(await redis.hget(key, 'c'), '10');

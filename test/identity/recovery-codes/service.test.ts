@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { UserNotFound } from '../../../src/lib/errors.ts';
 import { build, type TestApp } from '../../helpers/app.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
@@ -14,7 +15,7 @@ async function newUser(env: TestApp, customerId = env.customer.customerId) {
   const username = `r${randomBytes(4).toString('hex')}`;
   await env.composition.services.users.create(customerId, {
     username, email: `${username}@example.test`, firstName: 'Rae', lastName: 'Recovery', password: 'a long enough passphrase', customAttributes: {},
-  });
+  }, SYSTEM);
   return (await env.composition.services.users.findByLogin(customerId, username))!;
 }
 
@@ -104,7 +105,7 @@ describeEachStore('Recovery codes', (kind) => {
     const stranger = await env.newCustomer();
     await assert.rejects(codes.generate(stranger.customer.customerId, user.id), UserNotFound, 'another customer\'s user');
 
-    await users.remove(customerId, user.username);
+    await users.remove(customerId, user.username, SYSTEM);
     assert.deepEqual(await storedHashes(env, user.id), []);
   });
 });

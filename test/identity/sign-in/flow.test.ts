@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import argon2 from 'argon2';
 import { after, before, test } from 'node:test';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { Browser } from '../../helpers/relying-party.ts';
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
@@ -167,7 +168,7 @@ describeEachStore('hosted sign-in flows', (kind) => {
     const returnUrl = `${d.app.origin}/r`;
     const app = await createApplication(d, { type: 'JWT', returnUrls: [returnUrl], name: 'Tracker' }, 'PASSWORD');
     const user = await createUser(d);
-    await d.composition.services.users.setPassword(d.customer.customerId, user.id, 'temporary password 1', { requireChange: true });
+    await d.composition.services.users.setPassword(d.customer.customerId, user.id, 'temporary password 1', { requireChange: true }, SYSTEM);
     const browser = new Browser();
     const flow = await startFlow(d, browser, app.uuid, returnUrl);
     await post(browser, flow, { username: user.username });

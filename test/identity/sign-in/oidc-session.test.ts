@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as client from 'openid-client';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { totpAt } from '../../../src/identity/mfa/totp.ts';
 import { authorizationRequest, Browser, discover } from '../../helpers/relying-party.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
@@ -68,7 +69,7 @@ describeEachStore('the provider session follows the SSO session', (kind) => {
     assert.deepEqual((await redeem(two, back2.url)).amr, ['pwd', 'otp']);
 
     // Ended on the server: the provider's cookie is still there, yet the sign-in starts again.
-    await d.composition.services.ssoSessions.endAllForUser(d.customer.customerId, user);
+    await d.composition.services.ssoSessions.endAllForUser(d.customer.customerId, user, SYSTEM);
     const after = await authorize(d, browser, plain, first);
     assert.ok(after.reached.response, 'signed in without a session');
     assert.match(after.reached.url.pathname, /\/sign-in\//);

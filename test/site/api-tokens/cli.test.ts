@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { parseArgs } from '../../../src/cli/args.ts';
 import { apiTokenCreate, apiTokenList, apiTokenPurgeExpired, apiTokenRevoke } from '../../../src/cli/commands/api-token.ts';
 import type { Command } from '../../../src/cli/command.ts';
@@ -12,7 +13,7 @@ import { describeEachStore } from '../../helpers/stores.ts';
 import { bearer, buildTokenSite, DAY, ISO, json, SECRET } from './harness.ts';
 import { fileTestEnv } from '../../helpers/app.ts';
 
-const run = (command: Command, app: Parameters<Command['run']>[1]['app'], argv: string[]) => command.run(parseArgs(argv), { app });
+const run = (command: Command, app: Parameters<Command['run']>[1]['app'], argv: string[]) => command.run(parseArgs(argv), { app: app, auditContext: SYSTEM });
 
 describeEachStore('site api-token commands', (kind) => {
   test('create, list, revoke and purge a user\'s tokens', async (t) => {
@@ -71,7 +72,7 @@ test('the CLI as a child process, --json, on a SQLite file', async (t) => {
   const app = await compose(loadConfig(env));
   try {
     const customer = await app.services.customers.create({ email: 'owner@example.test' });
-    await app.services.users.create(customer.customerId, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {} });
+    await app.services.users.create(customer.customerId, { username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', customAttributes: {} }, SYSTEM);
   } finally {
     await app.close();
   }

@@ -5,6 +5,7 @@
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import type { User } from '../../../src/identity/users/types.ts';
 import type { ApiTokenType, CreatedApiToken } from '../../../src/site/api-tokens/types.ts';
 import { build, type TestApp } from '../../helpers/app.ts';
@@ -85,7 +86,7 @@ export async function buildTokenSite(t: TestContext, kind: StoreKind, env: Recor
     },
     token: (user, type, options = {}) => app.composition.services.apiTokens.create(options.customerId ?? customerId, {
       userId: user.id, name: options.name ?? `${type} token`, type, expiresInDays: options.expiresInDays,
-    }),
+    }, SYSTEM),
     get: (url, authorization, headers = {}) => site.inject({
       method: 'GET', url, headers: { accept: 'application/json', ...(authorization === undefined ? {} : { authorization }), ...headers },
     }),

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { totpAt } from '../../../src/identity/mfa/totp.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
 import { basic, bearer, buildTokenSite, DAY, INVALID, ISO, json, PASSWORD, SECRET, type TokenSite } from './harness.ts';
@@ -92,7 +93,7 @@ describeEachStore('API token management', (kind) => {
 
     const { mfa } = site.composition.services;
     const registration = await mfa.register(site.customerId, { login: 'alice', customerDisplayName: 'Test' });
-    await mfa.validate(site.customerId, { login: 'alice', secret: registration.secret, otp: totpAt(registration.secret, site.clock.now()) });
+    await mfa.validate(site.customerId, { login: 'alice', secret: registration.secret, otp: totpAt(registration.secret, site.clock.now()) }, SYSTEM);
     assert.deepEqual(json(await site.get('/rest/api/2/tokens', basic('alice', PASSWORD)), 403), siteError(403, 'FORBIDDEN',
       'this user signs in with an authenticator app: use a JWT from the token endpoint (with the one-time code) instead of the password'));
     site.clock.advance(30_000);
@@ -108,10 +109,10 @@ describeEachStore('API token management', (kind) => {
     const login = json(await site.site.inject({ method: 'POST', url: '/cms-json/api/v1/token', payload: { username: 'alice', password: PASSWORD } }), 200);
     const viaJwt = await createViaApi(site, bearer(login.jwt_token), { name: 'from jwt', type: 'bearer' });
     assert.equal(viaJwt.username, 'alice');
-    const { apiKey } = await site.composition.services.siteApiKeys.create(site.customerId, { login: 'alice' });
+    const { apiKey } = await site.composition.services.siteApiKeys.create(site.customerId, { login: 'alice' }, SYSTEM);
     const listed = json(await site.get('/rest/api/2/tokens', bearer(apiKey)), 200);
     assert.deepEqual(listed.map((x: { name: string }) => x.name), ['from jwt']);
-    const defaultKey = (await site.composition.services.siteApiKeys.create(site.customerId, {})).apiKey;
+    const defaultKey = (await site.composition.services.siteApiKeys.create(site.customerId, {}, SYSTEM)).apiKey;
     assert.deepEqual(json(await site.get('/rest/api/2/tokens', bearer(defaultKey)), 403),
       siteError(403, 'FORBIDDEN', 'this credential does not belong to a user'));
     assert.equal((await site.request('POST', '/rest/api/2/tokens', bearer(defaultKey), { name: 'x', type: 'basic' })).statusCode, 403);
@@ -217,7 +218,7 @@ describeEachStore('API token management', (kind) => {
     // Through the service: the identity face would log to stdout at this level.
     await site.composition.services.users.create(site.customerId, {
       username: 'alice', email: 'alice@example.test', firstName: 'A', lastName: 'L', password: PASSWORD, customAttributes: {},
-    });
+    }, SYSTEM);
     const created = await createViaApi(site, basic('alice', PASSWORD), { name: 'secretive', type: 'basic' });
     json(await site.get('/rest/api/2/myself', basic('alice', created.token)), 200);
     const rows = await site.composition.store.db.selectFrom('api_tokens').selectAll().where('id', '=', created.id).execute();

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { generateSecret } from '../../../src/lib/tokens.ts';
 import type { User } from '../../../src/identity/users/types.ts';
 import { describeEachStore } from '../../helpers/stores.ts';
@@ -133,7 +134,7 @@ describeEachStore('API token failures answer 401 with the spec body', (kind) => 
     const alice = await site.createUser('alice');
     const created = await site.token(alice, 'basic');
     json(await site.get('/rest/api/2/myself', basic('alice', created.secret)), 200);
-    await site.composition.services.apiTokens.revoke(site.customerId, created.id);
+    await site.composition.services.apiTokens.revoke(site.customerId, created.id, SYSTEM);
     await expectInvalid(site, basic('alice', created.secret));
   });
 

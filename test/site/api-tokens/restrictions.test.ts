@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { SYSTEM } from '../../../src/audit/context.ts';
 import { LimitExceeded } from '../../../src/lib/errors.ts';
 import { createPurgeScheduler } from '../../../src/site/api-tokens/scheduler.ts';
 import { createApiTokensService } from '../../../src/site/api-tokens/service.ts';
@@ -67,7 +68,7 @@ describeEachStore('API token restrictions', (kind) => {
     await site.token(alice, 'bearer');
     await site.token(alice, 'bearer');
     const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) =>
-      apiTokens.create(site.customerId, { userId: alice.id, name: `race ${i}`, type: 'bearer' })));
+      apiTokens.create(site.customerId, { userId: alice.id, name: `race ${i}`, type: 'bearer' }, SYSTEM)));
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     assert.equal(won.length, 1);
@@ -141,7 +142,7 @@ describeEachStore('API token purge scheduler', (kind) => {
     // 25 at a time: each create is a transaction, and hundreds at once would wait on the pool past its timeout.
     for (const user of users) {
       for (let start = 0; start < 275; start += 25) {
-        await Promise.all(Array.from({ length: 25 }, (_, i) => apiTokens.create(site.customerId, { userId: user.id, name: `t${start + i}`, type: 'bearer', expiresInDays: 1 })));
+        await Promise.all(Array.from({ length: 25 }, (_, i) => apiTokens.create(site.customerId, { userId: user.id, name: `t${start + i}`, type: 'bearer', expiresInDays: 1 }, SYSTEM)));
       }
     }
     const other = await site.newCustomer();
@@ -149,7 +150,7 @@ describeEachStore('API token purge scheduler', (kind) => {
       customerKey: other.customer.customerKey, username: 'carol', email: 'carol@example.test', firstName: 'C', lastName: 'C',
     }), 200);
     const carol = (await site.composition.services.users.findByLogin(other.customer.customerId, 'carol'))!;
-    const foreign = await apiTokens.create(other.customer.customerId, { userId: carol.id, name: 'foreign', type: 'basic', expiresInDays: 1 });
+    const foreign = await apiTokens.create(other.customer.customerId, { userId: carol.id, name: 'foreign', type: 'basic', expiresInDays: 1 }, SYSTEM);
     site.clock.advance(2 * DAY + 1);
     const nodes = [1, 2, 3].map(() => createApiTokensService({
       db: site.composition.store.db, clock: site.clock, policy: site.composition.config.site.apiTokens, users: site.composition.services.users, audit: site.composition.services.audit,

@@ -161,7 +161,7 @@ ${fieldError(errors, 'policy-second')}
       }
       if (Object.keys(errors).length === 0) {
         try {
-          await applications.update(a.customerId, a.uuid, { name: edit.name, ...input, ...saml });
+          await applications.update(a.customerId, a.uuid, { name: edit.name, ...input, ...saml }, request.auditContext);
           return reply.redirect(`${ctx.root}${url(a)}?done=saved`, 303);
         } catch (error) {
           if (error instanceof Conflict) errors[saml.spMetadata ? 'spMetadata' : 'entityId'] = ENTITY_ID_TAKEN;
@@ -183,7 +183,7 @@ ${fieldError(errors, 'policy-second')}
           await policies.create(a.customerId, {
             applicationUuid: a.uuid, firstFactor: picked.firstFactor as FirstFactor, secondFactor: picked.secondFactor as SecondFactor,
             ...(picked.group ? { groupName: picked.group } : {}),
-          });
+          }, request.auditContext);
           return reply.redirect(`${ctx.root}${url(a)}?done=policy-created`, 303);
         } catch (error) {
           if (error instanceof Invalid) errors['policy-group'] = error.message.replace(/^groupName /, 'Group ');
@@ -213,7 +213,7 @@ ${fieldError(errors, 'policy-second')}
 
     app.post('/applications/:uuid/policies/:id/delete', async (request, reply) => {
       const a = await load(request);
-      await policies.delete(a.customerId, (await policyOf(request, a)).id);
+      await policies.delete(a.customerId, (await policyOf(request, a)).id, request.auditContext);
       return reply.redirect(`${ctx.root}${url(a)}?done=policy-deleted`, 303);
     });
 
@@ -227,7 +227,7 @@ ${fieldError(errors, 'policy-second')}
     });
 
     app.post('/applications/:uuid/delete', async (request, reply) => {
-      await applications.delete(owner(request).customerId, uuidParam(request));
+      await applications.delete(owner(request).customerId, uuidParam(request), request.auditContext);
       return reply.redirect(`${ctx.root}/applications?done=deleted`, 303);
     });
   };

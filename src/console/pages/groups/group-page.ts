@@ -134,7 +134,7 @@ ${fieldError(errors, 'attributes')}
       const name = field(request.body, 'name');
       try {
         if (!name) throw new Invalid('groupName', 'is required');
-        await groups.rename(group.customerId, group.id, name);
+        await groups.rename(group.customerId, group.id, name, request.auditContext);
       } catch (error) {
         if (error instanceof Invalid || error instanceof Conflict) return groupPage(request, reply, group, { status: 400, errors: { 'group-name': groupNameError(error) }, name });
         throw error;
@@ -144,7 +144,7 @@ ${fieldError(errors, 'attributes')}
 
     app.post('/groups/:name/default', async (request, reply) => {
       const group = await load(request);
-      await groups.makeDefault(group.customerId, group.id);
+      await groups.makeDefault(group.customerId, group.id, request.auditContext);
       return reply.redirect(`${ctx.root}${groupUrl(group)}?done=default`, 303);
     });
 
@@ -159,7 +159,7 @@ ${fieldError(errors, 'attributes')}
 
     app.post('/groups/:name/delete', async (request, reply) => {
       const group = await load(request);
-      await groups.remove(group.customerId, group.id);
+      await groups.remove(group.customerId, group.id, request.auditContext);
       return reply.redirect(`${ctx.root}/groups?done=deleted`, 303);
     });
 
@@ -171,7 +171,7 @@ ${fieldError(errors, 'attributes')}
         // The service merges attributes: one removed from the text is cleared explicitly ("" clears).
         const stored = Object.keys(group.attributes).filter(isGroupAttributeName);
         const attributes = { ...Object.fromEntries(stored.map((k) => [k, ''])), ...parseAttributeLines(text, 'attributes', 'groupAttributeN=value') };
-        await groups.upsert(group.customerId, [{ name: group.name, isDefault: group.isDefault, attributes }]);
+        await groups.upsert(group.customerId, [{ name: group.name, isDefault: group.isDefault, attributes }], request.auditContext);
       } catch (error) {
         if (error instanceof Invalid) return groupPage(request, reply, group, { status: 400, errors: { attributes: error.message.replace(/^groups\[0\]\./, '') }, attributes: text });
         throw error;
@@ -200,7 +200,7 @@ ${fieldError(errors, 'attributes')}
         }
       }
       try {
-        await groups.updateMembers(customerId, group.name, [{ primaryEmail: email, remove: false }]);
+        await groups.updateMembers(customerId, group.name, [{ primaryEmail: email, remove: false }], request.auditContext);
       } catch (error) {
         if (error instanceof Invalid) return groupPage(request, reply, group, { status: 400, member: text, errors: { member: 'No user has that e-mail.' } });
         throw error;
@@ -231,7 +231,7 @@ apply to them and their attributes in this group are removed. They stay a user, 
     app.post('/groups/:name/members/remove', async (request, reply) => {
       const group = await load(request);
       const user = await loadMember(group, request.body);
-      await groups.updateMembers(group.customerId, group.name, [{ primaryEmail: user.email, remove: true }]);
+      await groups.updateMembers(group.customerId, group.name, [{ primaryEmail: user.email, remove: true }], request.auditContext);
       return reply.redirect(`${ctx.root}${groupUrl(group)}?done=removed`, 303);
     });
   };

@@ -46,7 +46,7 @@ ${inputField({ name: 'lastName', label: 'Last name', maxLength: PERSON_NAME.maxL
     const problems = users.findProblems(input, 'create');
     if (problems.length > 0) return form(request, reply, 400, values, toFieldErrors(problems, CREATE_LABELS, OTHER));
     try {
-      const user = await users.create(owner(request).customerId, input);
+      const user = await users.create(owner(request).customerId, input, request.auditContext);
       return reply.redirect(`${ctx.root}/users/${user.id}?done=created`, 303);
     } catch (error) {
       const errors = errorsOf(error, CREATE_LABELS, OTHER);

@@ -70,7 +70,7 @@ ${textareaField({ name: 'customAttributes', label: 'Custom attributes', value: v
   for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
     app.post(`/users/:id/${action}`, async (request, reply) => {
       const user = await loadUser(ctx, request);
-      await users.setDisabled(owner(request).customerId, user.username, disabled);
+      await users.setDisabled(owner(request).customerId, user.username, disabled, request.auditContext);
       return reply.redirect(`${ctx.root}/users/${user.id}?done=${action}d`, 303);
     });
   }
@@ -99,7 +99,7 @@ ${textareaField({ name: 'customAttributes', label: 'Custom attributes', value: v
     if (typed.attributeLineError) problems.push({ field: 'customAttributes', reason: typed.attributeLineError });
     if (problems.length > 0) return refuse(toFieldErrors(problems, EDIT_LABELS, OTHER));
     try {
-      await users.update(owner(request).customerId, input);
+      await users.update(owner(request).customerId, input, request.auditContext);
     } catch (error) {
       const errors = errorsOf(error, EDIT_LABELS, OTHER);
       if (errors) return refuse(errors);
@@ -110,7 +110,7 @@ ${textareaField({ name: 'customAttributes', label: 'Custom attributes', value: v
 
   app.post('/users/:id/reset-mfa', async (request, reply) => {
     const user = await loadUser(ctx, request);
-    await mfa.reset(owner(request).customerId, user.username);
+    await mfa.reset(owner(request).customerId, user.username, request.auditContext);
     const back = (request.body as Record<string, unknown> | undefined)?.from === 'factors' ? '/factors' : '';
     return reply.redirect(`${ctx.root}/users/${user.id}${back}?done=mfa-reset`, 303);
   });
@@ -125,7 +125,7 @@ ${textareaField({ name: 'customAttributes', label: 'Custom attributes', value: v
 
   app.post('/users/:id/delete', async (request, reply) => {
     const user = await loadUser(ctx, request);
-    await users.remove(owner(request).customerId, user.username);
+    await users.remove(owner(request).customerId, user.username, request.auditContext);
     return reply.redirect(`${ctx.root}/users?done=deleted`, 303);
   });
 }

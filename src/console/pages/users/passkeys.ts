@@ -40,7 +40,7 @@ export async function passkeyRoutes(ctx: ConsoleContext, app: FastifyInstance): 
   app.post('/users/:id/passkeys/:passkeyId/remove', async (request, reply) => {
     const user = await loadUser(ctx, request);
     try {
-      await passkeys.remove({ customerId: owner(request).customerId, userId: user.id }, passkeyIdParam(request));
+      await passkeys.remove({ customerId: owner(request).customerId, userId: user.id }, passkeyIdParam(request), request.auditContext);
     } catch (error) {
       if (!(error instanceof NotFound)) throw error;
       return reply.redirect(`${tabUrl(user)}?done=no-passkey`, 303);

@@ -40,7 +40,7 @@ ${inputField({ name: 'confirmPassword', label: 'Confirm password', type: 'passwo
     else if (password !== '' && confirm !== password) errors.confirmPassword = 'Confirm password does not match the new password.';
     if (Object.keys(errors).length === 0) {
       try {
-        await ctx.services.users.setPassword(owner(request).customerId, user.id, password, { requireChange });
+        await ctx.services.users.setPassword(owner(request).customerId, user.id, password, { requireChange }, request.auditContext);
         return reply.redirect(`${ctx.root}/users/${user.id}?done=password-set`, 303);
       } catch (error) {
         if (!(error instanceof Invalid)) throw error;

@@ -67,7 +67,7 @@ ${keys.length === 0 ? html`<p>${user.username} has no site API keys.</p>` : html
 
   app.post('/users/:id/sessions/revoke', async (request, reply) => {
     const user = await loadUser(ctx, request);
-    await ssoSessions.endAllForUser(owner(request).customerId, user);
+    await ssoSessions.endAllForUser(owner(request).customerId, user, request.auditContext);
     return reply.redirect(`${tabUrl(user)}?done=sessions-revoked`, 303);
   });
 
@@ -91,7 +91,7 @@ ${keys.length === 0 ? html`<p>${user.username} has no site API keys.</p>` : html
 
   app.post('/users/:id/sessions/:sessionId/revoke', async (request, reply) => {
     const user = await loadUser(ctx, request);
-    const ended = await ssoSessions.endOne(owner(request).customerId, user, sessionIdParam(request));
+    const ended = await ssoSessions.endOne(owner(request).customerId, user, sessionIdParam(request), request.auditContext);
     return reply.redirect(`${tabUrl(user)}?done=${ended ? 'session-revoked' : 'no-session'}`, 303);
   });
 }

@@ -43,7 +43,7 @@ ${all.items.map((g, i) => html`<div class="check"><input type="checkbox" id="gro
       await users.update(owner(request).customerId, {
         username: user.username, customAttributes: {},
         groups: fields(request.body, 'group').map((name) => ({ name, attributes: [] })),
-      });
+      }, request.auditContext);
     } catch (error) {
       if (error instanceof Invalid || error instanceof NotFound) return groupsTab(request, reply, user, 400, [{ kind: 'error', text: error.message }]);
       throw error;
@@ -126,7 +126,7 @@ ${open > 0 ? html`<form method="get" action="${ctx.root}/users/${user.id}/magic-
         applicationUuid: typed.application,
         ...(typed.redirectUri ? { redirectUri: typed.redirectUri } : {}),
         expiryMinutes: minutes,
-      }, `console-${randomUUID()}`);
+      }, `console-${randomUUID()}`, request.auditContext);
     } catch (error) {
       if (error instanceof LatchkeyError && !(error instanceof NotFound && error.entity === 'user')) {
         const errors = errorsOf(error, labels, { name: 'application', label: 'Application' })
@@ -154,7 +154,7 @@ ${open > 0 ? html`<form method="get" action="${ctx.root}/users/${user.id}/magic-
     const user = await loadUser(ctx, request);
     let done = 'links-revoked';
     try {
-      await magicLinks.revoke(owner(request).customerId, user.username);
+      await magicLinks.revoke(owner(request).customerId, user.username, request.auditContext);
     } catch (error) {
       // Nothing open (used or revoked meanwhile, or the form sent twice): said, not an error page.
       if (!(error instanceof NotFound)) throw error;

@@ -101,7 +101,7 @@ export async function landingRoutes(app: FastifyInstance, opts: LandingOptions):
   });
 
   app.post('/magic/:token', { schema }, async (request, reply) => {
-    const found = await magicLinks.consume((request.params as { token: string }).token);
+    const found = await magicLinks.consume((request.params as { token: string }).token, request.auditContext);
     if (found === 'dead') return html(reply, 410, deadLinkPage());
     if ('noAuthenticator' in found) return html(reply, 403, noAuthenticatorPage(found.noAuthenticator, found.missing));
     if (found.secondFactor !== 'NONE') {
@@ -131,7 +131,7 @@ export async function landingRoutes(app: FastifyInstance, opts: LandingOptions):
     const pendingId = readRequestCookie(request, PENDING_COOKIE) ?? '';
     const code = (request.body as { code?: unknown } | undefined)?.code;
     const typed = typeof code === 'string' ? code.trim() : '';
-    const result = recovery ? await magicLinks.checkRecoveryCode(pendingId, typed) : await magicLinks.checkSecondFactor(pendingId, typed);
+    const result = recovery ? await magicLinks.checkRecoveryCode(pendingId, typed, request.auditContext) : await magicLinks.checkSecondFactor(pendingId, typed, request.auditContext);
     if (result.ok) {
       reply.header('set-cookie', pendingCookie('', 0));
       // A recovery code stands in for the second factor the policy asks for (the passkey's hwk under PASSKEY), as at the sign-in.
@@ -168,7 +168,7 @@ export async function landingRoutes(app: FastifyInstance, opts: LandingOptions):
     if (typeof body?.ceremonyId !== 'string' || typeof body.response !== 'object' || body.response === null) {
       return json(reply, 400, { message: 'The passkey was not accepted: try again.' });
     }
-    const result = await magicLinks.checkPasskey(pendingId, body.ceremonyId, body.response as AuthenticationResponseJSON);
+    const result = await magicLinks.checkPasskey(pendingId, body.ceremonyId, body.response as AuthenticationResponseJSON, request.auditContext);
     if (result.ok) {
       reply.header('set-cookie', pendingCookie('', 0));
       const completion = await complete(request, reply, result.live, ['email', 'hwk']);
