@@ -94,7 +94,11 @@ export interface FlowContext {
   /** The browser's SSO cookie (a step-up keeps its factors). */
   ssoValue: string | undefined;
   browser: BrowserInfo;
-  /** The request's, for the audit log (the system acting, until the flow knows its user). */
+  /**
+   * The request's, for the audit log: the system acts. Past the first factor, what a step writes (a new
+   * password, an enrolled factor) is the flow's user's (actingUser), as on the account page: only the
+   * flow knows who it is.
+   */
   audit: AuditContext;
 }
 
