@@ -2,7 +2,7 @@
  * Who is acting, from where, in which request: each face builds one per request or command (admin
  * API, console, CLI, SCIM, hosted pages, site) and passes it to the services that change something,
  * which hand it to the recorder. It is an argument, not an AsyncLocalStorage: on Node.js 20 that
- * turns on promise hooks for the whole process, a measured sixth of every small request's CPU
+ * turns on promise hooks for the whole process, about 15 % of every small request's CPU as measured
  * (docs/performance.md, "Audit overhead and audit read rate").
  */
 import type { AuditActor } from './types.ts';

@@ -7,10 +7,10 @@ import Fastify, {
   LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
 } from 'fastify';
 import pino from 'pino';
+import type { AuditContext } from '../audit/context.ts';
 import { asServiceUnavailable } from '../lib/errors.ts';
 import { answerClientError, discard } from './client-errors.ts';
 import { installInputChecks } from './input-checks.ts';
-import type { AuditContext } from '../audit/context.ts';
 
 export { checkBody, isMalformedMultipart, MAX_BODY_DEPTH, type BadInput } from './input-checks.ts';
 
