@@ -10,6 +10,7 @@ import pino from 'pino';
 import type { AuditContext } from '../audit/context.ts';
 import { asServiceUnavailable } from '../lib/errors.ts';
 import { answerClientError, discard } from './client-errors.ts';
+import { installDraining } from './draining.ts';
 import { installInputChecks } from './input-checks.ts';
 
 export { checkBody, isMalformedMultipart, MAX_BODY_DEPTH, type BadInput } from './input-checks.ts';
@@ -165,14 +166,11 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     done();
   });
 
-  // Draining: close() reaps only the keep-alive sockets idle at that instant. One that answers an
-  // in-flight request afterwards would stay open for keepAliveTimeout (72 s) and hold close() up,
-  // so while closing every answer says Connection: close and idle sockets are reaped again.
-  let closing = false;
-  app.addHook('preClose', async () => { closing = true; });
+  const draining = installDraining(app);
   // Callback style: these run on every request, and an async hook costs a promise each time.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
+    // While closing, every answer closes its connection (draining.ts says why).
+    if (draining.closing) reply.header('connection', 'close');
     // An answer that closes the connection before the request body is read (a 413 on its
     // Content-Length, a 415) would be followed by a reset: Node closes a socket with the client's
     // bytes still unread, and a client still writing gets EPIPE and never reads the answer. So
@@ -186,7 +184,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
   });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
-    if (closing) setImmediate(() => app.server.closeIdleConnections());
+    if (draining.closing) setImmediate(() => app.server.closeIdleConnections());
     done();
   });
   return app;

@@ -4,7 +4,8 @@
  * a 1.5 MB body gets its 413 read in full, and the connection closed without a reset, by a client
  * that writes everything before it reads: in one write, in 64 KiB pieces (the case that failed
  * before the bounded drain: the server closed while the client was still writing, EPIPE), and on
- * a keep-alive connection.
+ * a keep-alive connection. And close() waits for no connection that has nothing in flight: one the
+ * client opened and sent nothing on (a browser's preconnect), or a keep-alive one idle after its answer.
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -166,4 +167,25 @@ describeEachStore('raw sockets', (kind) => {
       }
     });
   }
+
+  test('close() closes a connection that has sent nothing and an idle keep-alive one, on both faces, while their clients keep them open', { timeout: 60_000 }, async (t) => {
+    // Registered first, so it runs first: a close() that waits for these must not hold the test's end.
+    const clients: Client[] = [];
+    t.after(() => { for (const client of clients) client.socket.destroy(); });
+    const s = await buildSite(t, kind);
+    for (const [face, app, path] of [['site', s.site, '/cms-json/cms/v2/posts'], ['identity', s.identity, '/api/admin/users/stats/count']] as const) {
+      const port = await listen(t, app);
+      const silent = await open(port);
+      const idle = await open(port);
+      clients.push(silent, idle);
+      await idle.write(head([`GET ${path} HTTP/1.1`, 'Host: x']));
+      const answer = await idle.read();
+      assert.equal(answer.status, 401, `${face}: ${answer.body}`);
+      assert.notEqual(answer.headers.connection, 'close', face);
+      // Before, close() waited for as long as the silent client kept its connection open.
+      await app.close();
+      await silent.closed();
+      await idle.closed();
+    }
+  });
 });
