@@ -54,7 +54,7 @@ test('audit list --json and --follow --json through the CLI entry point', async 
   const record = (name: string) => app.store.db.transaction().execute((trx) =>
     app.services.audit.record(trx, customer.customerId, { action: 'group.updated', target: { type: 'group', id: name, name } }, SYSTEM));
   for (const name of ['a', 'b', 'c']) await record(name);
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'audit', 'list', '--customer-key', customer.customerKey, '--json'];
+  const args = ['bin/latchkey.js', 'audit', 'list', '--customer-key', customer.customerKey, '--json'];
 
   const { stdout } = await promisify(execFile)(process.execPath, args, { env, cwd: process.cwd() });
   const page = JSON.parse(stdout) as { events: AuditEvent[]; nextCursor: string };

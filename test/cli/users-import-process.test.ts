@@ -38,7 +38,7 @@ test('users import and export through the CLI entry point', async (t) => {
   const timing = (stderr: string) => stderr.replace(/, in \d+ s(, \d+ (rows|users)\/s)?/g, ', in N s');
   const cli = async (...args: string[]) => {
     try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env, cwd: process.cwd() });
+      const { stdout, stderr } = await execFileAsync(process.execPath, ['bin/latchkey.js', ...args], { env, cwd: process.cwd() });
       return { code: 0, stdout, stderr: timing(stderr) };
     } catch (error) {
       const failed = error as { code: number; stdout: string; stderr: string };
@@ -108,7 +108,7 @@ test('an import killed mid-file and run again ends as one clean run', async (t) 
   const lines = ['username,email,firstName,lastName,groups,passwordHash'];
   for (let i = 1; i <= rows; i++) lines.push(`user${i},user${i}@example.test,First${i},Last,team${i % 9};all,"${hash}"`);
   writeFileSync(file, lines.join('\n') + '\n');
-  const args = (customerKey: string) => ['--import', 'tsx', 'src/cli/main.ts', 'users', 'import', file, '--customer-key', customerKey, '--json'];
+  const args = (customerKey: string) => ['bin/latchkey.js', 'users', 'import', file, '--customer-key', customerKey, '--json'];
 
   const child = spawn(process.execPath, args(killed.customerKey), { env, cwd: process.cwd(), stdio: 'ignore' });
   const exited = once(child, 'exit');

@@ -27,7 +27,7 @@ test('import and export of 20000 rows without a terminal: periodic lines on stde
   const lines = ['username,email,firstName,lastName,groups'];
   for (let i = 1; i <= ROWS; i++) lines.push(`user${i},user${i}@example.test,First${i},Last,team${i % 9}`);
   writeFileSync(file, lines.join('\n') + '\n');
-  const cli = (...args: string[]) => execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--customer-key', customer.customerKey],
+  const cli = (...args: string[]) => execFileAsync(process.execPath, ['bin/latchkey.js', ...args, '--customer-key', customer.customerKey],
     { env, cwd: process.cwd(), maxBuffer: 64 * 1024 * 1024 });
 
   const imported = await cli('users', 'import', file, '--json', '--progress-seconds', '0');

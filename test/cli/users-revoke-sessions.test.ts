@@ -61,7 +61,7 @@ test('users revoke-sessions --json through the CLI entry point', async (t) => {
 
   const cli = async (...args: string[]) => {
     try {
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env, cwd: process.cwd() });
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, ['bin/latchkey.js', ...args], { env, cwd: process.cwd() });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const failed = error as { code: number; stdout: string; stderr: string };

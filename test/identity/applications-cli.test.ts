@@ -168,7 +168,7 @@ test('the commands through the CLI entry point, --json, on a SQLite file', async
   }
   const cli = async (...args: string[]) => {
     try {
-      const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--customer-key', customerKey, '--json'], { env, cwd: process.cwd() });
+      const { stdout } = await execFileAsync(process.execPath, ['bin/latchkey.js', ...args, '--customer-key', customerKey, '--json'], { env, cwd: process.cwd() });
       return { code: 0, stdout: JSON.parse(stdout), stderr: '' };
     } catch (error) {
       const failed = error as { code: number; stdout: string; stderr: string };

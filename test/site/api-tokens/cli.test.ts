@@ -78,7 +78,7 @@ test('the CLI as a child process, --json, on a SQLite file', async (t) => {
   }
   const cli = async (...args: string[]) => {
     try {
-      const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env, cwd: process.cwd() });
+      const { stdout } = await execFileAsync(process.execPath, ['bin/latchkey.js', ...args], { env, cwd: process.cwd() });
       return { code: 0, stdout: JSON.parse(stdout), stderr: '' };
     } catch (error) {
       const failed = error as { code: number; stdout: string; stderr: string };
