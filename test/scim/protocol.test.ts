@@ -198,7 +198,8 @@ describeEachStore('SCIM protocol', (kind) => {
     const attempts: [string, Record<string, string>][] = [
       ['no Authorization', {}],
       ['Basic', { authorization: 'Basic YTpi' }],
-      ['a wrong token', { authorization: `Bearer ${app.scim.token.slice(0, -2)}xx` }],
+      // Its last two characters changed (a token that happens to end in xx gets yy).
+      ['a wrong token', { authorization: `Bearer ${app.scim.token.slice(0, -2)}${app.scim.token.endsWith('xx') ? 'yy' : 'xx'}` }],
       ['the admin API key', { authorization: `Bearer ${app.customer.apiKey}` }],
     ];
     for (const [name, headers] of attempts) {
