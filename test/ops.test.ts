@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
 import { createStore, type Store } from '../src/store/db.ts';
 import { adminClient, testEnv } from './helpers/app.ts';
+import { tampered } from './helpers/secrets.ts';
 import { postgresUrl } from './helpers/stores.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -174,7 +175,7 @@ test('JSON logs carry the request id and never the credentials or passwords of a
   });
   assert.equal(changed.statusCode, 200, changed.body);
   // A refused request: a wrong Api-Key header is a secret-looking value too.
-  const wrongKey = `${customer.apiKey.slice(0, -4)}${customer.apiKey.endsWith('zzzz') ? 'yyyy' : 'zzzz'}`;
+  const wrongKey = tampered(customer.apiKey, 4);
   secrets.push(wrongKey);
   const refused = await identity.inject({
     method: 'GET', url: '/api/admin/users/stats/count', headers: { ...headers, 'api-key': wrongKey, 'x-request-id': 'log-test-3' },

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SYSTEM } from '../../src/audit/context.ts';
+import { tampered } from '../helpers/secrets.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import {
   adminUser, BASE, buildScim, GROUP_SCHEMA, groupResource, LIST_SCHEMA, listOf, PATCH_SCHEMA, SCIM_TYPE, scimError, USER_SCHEMA, userResource,
@@ -198,8 +199,7 @@ describeEachStore('SCIM protocol', (kind) => {
     const attempts: [string, Record<string, string>][] = [
       ['no Authorization', {}],
       ['Basic', { authorization: 'Basic YTpi' }],
-      // Its last two characters changed (a token that happens to end in xx gets yy).
-      ['a wrong token', { authorization: `Bearer ${app.scim.token.slice(0, -2)}${app.scim.token.endsWith('xx') ? 'yy' : 'xx'}` }],
+      ['a wrong token', { authorization: `Bearer ${tampered(app.scim.token, 2)}` }],
       ['the admin API key', { authorization: `Bearer ${app.customer.apiKey}` }],
     ];
     for (const [name, headers] of attempts) {
