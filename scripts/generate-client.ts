@@ -10,11 +10,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 
-export const CLIENT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'client');
+/** The client package's directory, found as Node finds the package (the workspace's link), from the sources or the tests' bundle alike. */
+export const CLIENT_DIR = dirname(createRequire(import.meta.url).resolve('@latchkey/client/openapi.json'));
 /** The generated files, relative to CLIENT_DIR. */
 export const GENERATED_FILES = ['openapi.json', 'src/schema.ts', 'src/bearer-paths.ts'] as const;
 export type GeneratedFiles = Record<(typeof GENERATED_FILES)[number], string>;

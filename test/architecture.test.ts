@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from './helpers/paths.ts';
 
-const SRC = fileURLToPath(new URL('../src', import.meta.url));
+const SRC = join(ROOT, 'src');
 
 /** Every .ts file under src/, as [path relative to src/ with forward slashes, text]. */
 const files: [string, string][] = (readdirSync(SRC, { recursive: true }) as string[])

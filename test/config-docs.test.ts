@@ -6,10 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ROOT } from './helpers/paths.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const source = readFileSync(join(ROOT, 'src/config.ts'), 'utf8');
 const operations = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
 

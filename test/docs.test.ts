@@ -25,12 +25,11 @@ import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:c
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort } from './helpers/ports.ts';
 import { postgresUrl } from './helpers/stores.ts';
+import { ROOT } from './helpers/paths.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** README.md (its tour runs first), then every page of docs/; each page runs alone after the tour. */
 const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
 const BLOCK_TIMEOUT_MS = 60_000;

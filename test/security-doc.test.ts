@@ -4,9 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { ROOT } from './helpers/paths.ts';
 
-const doc = readFileSync(new URL('../SECURITY.md', import.meta.url), 'utf8');
+const doc = readFileSync(join(ROOT, 'SECURITY.md'), 'utf8');
 /** A test reference: `test/…/x.test.ts` followed by zero or more "quoted test names". */
 const REFERENCE = /`(test\/[^`\s]+\.test\.ts)`((?: "[^"]+")*)/g;
 
@@ -15,7 +17,7 @@ test('every test file named in SECURITY.md exists and contains every test name q
   assert.ok(references.length >= 100, `${references.length} references`);
   const problems: string[] = [];
   for (const [, file, quoted] of references) {
-    const path = new URL(`../${file}`, import.meta.url);
+    const path = join(ROOT, file);
     if (!existsSync(path)) {
       problems.push(`${file} does not exist`);
       continue;

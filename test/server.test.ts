@@ -11,16 +11,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { emptyPostgresSchemaUrl, postgresUrl } from './helpers/stores.ts';
 import { freePort } from './helpers/ports.ts';
+import { ROOT } from './helpers/paths.ts';
 
 // A safety net against a hung child, not an assertion about speed.
 const LIMIT_MS = 120_000;
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The environment of a child: ours without any LATCHKEY_* setting, plus `env`. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

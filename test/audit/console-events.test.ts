@@ -13,6 +13,7 @@ import { SYSTEM } from '../../src/audit/context.ts';
 import type { AuditEvent, AuditTarget } from '../../src/audit/types.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, signIn, type ConsoleServer } from '../console/browser.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 after(closeBrowser);
 
@@ -329,7 +330,7 @@ const WITHOUT_EVENTS = new Set([
 
 /** Every app.post('…') in the console's source. */
 function consolePostRoutes(): string[] {
-  const root = new URL('../../src/console/', import.meta.url).pathname;
+  const root = join(ROOT, 'src/console/');
   const routes: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

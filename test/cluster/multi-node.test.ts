@@ -15,7 +15,6 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SYSTEM } from '../../src/audit/context.ts';
 import { compose } from '../../src/compose/index.ts';
@@ -24,10 +23,11 @@ import { signRequest } from '../../src/identity/admin-auth.ts';
 import type { CreatedCustomer } from '../../src/identity/customers/service.ts';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { freePort } from '../helpers/ports.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
 const hasNginx = spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).status === 0;
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = ROOT;
 
 const PASSWORD = 'violet-otter-harbour-42';
 const GRACE_MS = 500;

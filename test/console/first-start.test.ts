@@ -10,16 +10,15 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { FIRST_SIGN_IN_TTL_MS } from '../../src/console/first-sign-in/service.ts';
 import { freePort } from '../helpers/ports.ts';
 import { describeEachStore, emptyPostgresSchemaUrl, type StoreKind } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium } from './browser.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 const LIMIT_MS = 120_000;
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LINK = /^ {2}(http:\/\/\S+\/console\/first-sign-in\/([A-Za-z0-9_-]{43}))$/m;
 const NEW_PASSWORD = 'a long first passphrase';
 

@@ -6,15 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { SYSTEM } from '../../src/audit/context.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { NO_BROWSER, browser, closeBrowser, consoleServer, findChromium, createUserInConsole, signIn } from './browser.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 after(closeBrowser);
 
-const SHOTS = process.env.LATCHKEY_CONSOLE_SCREENSHOTS === '1' ? new URL('../../docs/console/', import.meta.url).pathname : undefined;
+const SHOTS = process.env.LATCHKEY_CONSOLE_SCREENSHOTS === '1' ? join(ROOT, 'docs/console/') : undefined;
 async function shot(page: Page, name: string): Promise<void> {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });

@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { compose } from '../../src/compose/index.ts';
 import { createConsoleAccounts } from '../../src/compose/identity.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createSealer } from '../../src/lib/seal.ts';
 import { fileTestEnv } from '../helpers/app.ts';
+import { ROOT } from '../helpers/paths.ts';
 
-const BIN = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'bin', 'latchkey.js');
+const BIN = join(ROOT, 'bin', 'latchkey.js');
 
 function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {

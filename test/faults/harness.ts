@@ -12,15 +12,15 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compose, type Composition } from '../../src/compose/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signRequest } from '../../src/identity/admin-auth.ts';
 import { freePort } from '../helpers/ports.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 export const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
-export const root = fileURLToPath(new URL('../..', import.meta.url));
+export const root = ROOT;
 export type Kind = 'sqlite' | 'postgres';
 /** The stores a suite runs on: PostgreSQL only with LATCHKEY_TEST_POSTGRES_URL (required in CI). */
 export const kinds: Kind[] = postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];

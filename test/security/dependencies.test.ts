@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../helpers/paths.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => JSON.parse(readFileSync(join(ROOT, path), 'utf8'));
 
 interface LockEntry {

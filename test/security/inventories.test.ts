@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../helpers/paths.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const security = readFileSync(join(ROOT, 'SECURITY.md'), 'utf8');
 const operations = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
 

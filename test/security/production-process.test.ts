@@ -11,12 +11,11 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { freePort } from '../helpers/ports.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 // A safety net against a hung child, not an assertion about speed.
 const LIMIT_MS = 120_000;
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   scripts: { start: string }; dependencies: Record<string, string>; devDependencies?: Record<string, string>;
 };

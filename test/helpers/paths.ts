@@ -1,0 +1,17 @@
+/**
+ * The repository's root: the directory of the package.json above this module. The tests run from a bundle
+ * under dist/ (scripts/test.mjs), so a test's own location does not say where the repository is; the
+ * bundle's directory has no package.json, and the sources' has none either, so both find the same one.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+function findRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+  }
+  throw new Error('no package.json above the tests');
+}
+
+export const ROOT = findRoot();
