@@ -10,7 +10,7 @@
 // make a failure's stack name the .ts lines. The tests find the repository through test/helpers/paths.ts.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 function collect(path) {
@@ -60,7 +60,7 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
-  const bundles = files.map((file) => join(outdir, file.replace(/\.ts$/, '.js')));
+  const bundles = files.map((file) => join(outdir, relative('.', file).replace(/\.ts$/, '.js')));
   // Three files at once: a file's process spends much of its time waiting on a browser, a database or a child
   // process, and at two the two cores were busy 155 % of the run.
   // A test that waits for good (a browser that stopped answering) fails after 15 minutes instead of holding
