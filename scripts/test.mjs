@@ -2,12 +2,11 @@
 // Runs every test/**/*.test.ts with node's test runner (Node 20 does not expand globs itself).
 // Extra arguments narrow the run: `npm test -- test/identity` or a single file.
 //
-// The test files run as JavaScript bundles, not through tsx: each file is a process of its own, and tsx's
-// loader made each one's start (importing the composition root and the helpers) cost about 3.5 s more CPU
-// than the same code bundled, a fifth of the whole run. esbuild bundles every test file with what it imports
-// from src/, test/ and the workspace's packages (its dependencies stay imports of node_modules), with shared chunks
-// so a module is still one instance per process, into dist/.tests-<pid>/, removed afterwards. Source maps
-// make a failure's stack name the .ts lines. The tests find the repository through test/helpers/paths.ts.
+// The test files run as JavaScript bundles, not through tsx: each file is a process of its own, and each paid
+// tsx's loader again (23 files took 143 s of CPU through tsx, 101 s bundled). esbuild bundles every test file
+// with what it imports, with shared chunks so that a module is still one instance per process, into
+// dist/.tests-<pid>/, removed afterwards. Source maps make a failure's stack name the .ts lines. The tests find
+// the repository through test/helpers/paths.ts, not their own location.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * The repository's root: the directory of the package.json above this module. The tests run from a bundle
- * under dist/ (scripts/test.mjs), so a test's own location does not say where the repository is; the
- * bundle's directory has no package.json, and the sources' has none either, so both find the same one.
+ * under dist/ (scripts/test.mjs), so a test's own location does not say where the repository is. Neither
+ * dist/ nor test/ has a package.json, so from the bundle or the sources the first one above is the repository's.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
