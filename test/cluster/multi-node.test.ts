@@ -27,7 +27,6 @@ import { ROOT } from '../helpers/paths.ts';
 
 const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
 const hasNginx = spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).status === 0;
-const root = ROOT;
 
 const PASSWORD = 'violet-otter-harbour-42';
 const GRACE_MS = 500;
@@ -153,7 +152,7 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
       await setup.close();
     }
 
-    const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: root, encoding: 'utf8' });
+    const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(build.status, 0, build.stderr);
 
     // nginx's ports first: every node names the same public addresses (the site's JWT issuer among them).
@@ -164,7 +163,7 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
     for (let i = 1; i <= 3; i++) {
       const node: Node = { name: `node${i}`, identityPort: await freePort(), sitePort: await freePort(), child: undefined as never, stderr: [] };
       node.child = spawn(process.execPath, ['dist/main.js'], {
-        cwd: root,
+        cwd: ROOT,
         stdio: ['ignore', 'ignore', 'pipe'],
         env: {
           PATH: process.env.PATH,

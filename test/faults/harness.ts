@@ -20,7 +20,6 @@ import { freePort } from '../helpers/ports.ts';
 import { ROOT } from '../helpers/paths.ts';
 
 export const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
-export const root = ROOT;
 export type Kind = 'sqlite' | 'postgres';
 /** The stores a suite runs on: PostgreSQL only with LATCHKEY_TEST_POSTGRES_URL (required in CI). */
 export const kinds: Kind[] = postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -43,7 +42,7 @@ export async function until<T>(what: string, deadlineMs: number, probe: () => Pr
 let built = false;
 export function buildOnce(): void {
   if (built) return;
-  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: root, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(build.status, 0, build.stderr);
   built = true;
 }
@@ -129,7 +128,7 @@ export async function startServer(t: TestContext, env: Record<string, string>): 
   buildOnce();
   const stderr: string[] = [];
   const stdout: string[] = [];
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
   child.stderr!.on('data', (chunk: Buffer) => { stderr.push(chunk.toString()); });
   child.stdout!.on('data', (chunk: Buffer) => { stdout.push(chunk.toString()); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
