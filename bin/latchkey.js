@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The CLI runs from a bundle of its sources (dist/cli.js), built by scripts/build.mjs when a source is
-// newer than it: loading the TypeScript sources through tsx on every call took seconds. The bundle is
-// written under another name and renamed into place, so a call running at the same time never reads
-// half of it. Where the checkout is not writable, the sources run through tsx as before.
+// The CLI runs from a bundle of its sources (dist/cli.js and the chunks it loads when a command runs),
+// built by scripts/build.mjs when a source is newer than it: loading the TypeScript sources through tsx
+// on every call took seconds. The build puts the new bundle in place whole, so a call running at the
+// same time never reads half of it. Where the checkout is not writable, the sources run through tsx as before.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isBundleCurrent } from '../scripts/bundle-state.mjs';
@@ -20,11 +20,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 const bundle = join(root, 'dist', 'cli.js');
 
 function build() {
-  const partial = join(root, 'dist', `.cli-${process.pid}.js`);
   try {
     mkdirSync(join(root, 'dist'), { recursive: true });
-    execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), 'src/cli/main.ts', partial], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-    renameSync(partial, bundle);
+    execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--split', 'src/cli/main.ts', bundle], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
     return true;
   } catch {
     return false;

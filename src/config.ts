@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { Invalid } from './lib/errors.ts';
 import { parseSender } from './mail/addresses.ts';
-import { checkSmtpUrl } from './mail/transports/smtp.ts';
+import { checkSmtpUrl } from './mail/transports/smtp-url.ts';
 
 export type SiteMethod = 'jwt' | 'provider' | 'apikey' | 'apitoken';
 export const SITE_METHODS: readonly SiteMethod[] = ['jwt', 'provider', 'apikey', 'apitoken'];

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, posix, relative } from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from './helpers/paths.ts';
 
@@ -65,6 +65,30 @@ test('the CLI asks compose for services: it never reaches the store', () => {
   const store = cli.flatMap(([path, text]) => importsOf(text).filter((spec) => spec.includes('/store/')).map((spec) => `${path}: ${spec}`));
   assert.deepEqual(store, []);
   assert.deepEqual(cli.flatMap(([path, text]) => offending(path, text, /\bapp\.(store|masterKey)\b|\.db\b/)), []);
+});
+
+test('latchkey --help loads the CLI alone: what cli/main.ts imports statically reaches no package of the service', () => {
+  // The CLI is bundled in chunks (scripts/build.mjs --split): a package imported statically anywhere
+  // in this closure is loaded by every call, --help included; the service comes with import().
+  const texts = new Map(files);
+  const packages: string[] = [];
+  const seen = new Set<string>();
+  const queue = ['cli/main.ts'];
+  while (queue.length > 0) {
+    const path = queue.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const text = texts.get(path);
+    assert.ok(text !== undefined, `${path} is imported but not under src/`);
+    for (const [, spec] of text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'([^']+)'|^import\s+'([^']+)'/gm)) {
+      if (spec === undefined) continue;
+      if (spec.startsWith('.')) queue.push(posix.normalize(posix.join(posix.dirname(path), spec)));
+      else if (!spec.startsWith('node:')) packages.push(`${spec} (${path})`);
+    }
+  }
+  assert.ok(seen.has('cli/registry.ts') && seen.has('config.ts'), 'the closure holds the commands and the configuration');
+  // The mail sender's syntax is checked with nodemailer's parser: one small file.
+  assert.deepEqual(packages, ['nodemailer/lib/addressparser (mail/addresses.ts)']);
 });
 
 test('each face renders errors in one place: identity/errors.ts and site/errors.ts', () => {

@@ -1,6 +1,6 @@
 /** `app …`: create, list and delete a customer's applications (the admin routes /admin/applications/*). */
 import { readFileSync } from 'node:fs';
-import { toWireApplication } from '../../identity/applications/routes.ts';
+import { toWireApplication } from '../../identity/applications/wire.ts';
 import { APPLICATION_TYPES, type ApplicationType } from '../../identity/applications/types.ts';
 import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
 import type { Command } from '../command.ts';

@@ -1,6 +1,6 @@
 /** `policy …`: create, list and delete login policies (the admin routes /admin/policies/*). */
 import { toWirePolicy } from '../../identity/policies/routes.ts';
-import { parsePolicyId } from '../../identity/policies/service.ts';
+import { parsePolicyId } from '../../identity/policies/rules.ts';
 import { FIRST_FACTORS, SECOND_FACTORS, type FirstFactor, type SecondFactor } from '../../identity/policies/types.ts';
 import { stringFlag, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';

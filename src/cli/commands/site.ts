@@ -1,9 +1,7 @@
 import type { Composition } from '../../compose/index.ts';
 import { SITE_METHODS, type SiteMethod } from '../../config.ts';
 import { NotFound } from '../../lib/errors.ts';
-import { toWireKey } from '../../site/api-keys/routes.ts';
-import { isProviderConfigured, resolveSiteCustomer, SiteCustomerUnresolved } from '../../compose/site.ts';
-import { JWKS_PATH } from '../../site/app.ts';
+import { toWireKey } from '../../site/api-keys/wire.ts';
 import type { SiteSettingChanges } from '../../site/settings/service.ts';
 import type { ParsedArgs } from '../args.ts';
 import { stringFlag, UsageError } from '../args.ts';
@@ -14,6 +12,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** The customer whose site a command manages: --customer-key, else the site's customer. */
 export async function siteCustomerId(args: ParsedArgs, app: Composition): Promise<number> {
   const key = stringFlag(args, 'customer-key') ?? app.config.site.customerKey;
+  // Part of the composition, which a command that runs has loaded already (not --help).
+  const { resolveSiteCustomer, SiteCustomerUnresolved } = await import('../../compose/site.ts');
   try {
     return (await resolveSiteCustomer(app.services.customers, key, app.services.siteSettings)).id;
   } catch (error) {
@@ -94,6 +94,9 @@ export const siteConfigShow: Command = {
   options: {  },
   async run(_args, { app, auditContext }) {
     const { config: site, fromCli } = await app.services.siteSettings.effective(app.config.site);
+    // Part of the composition, which a command that runs has loaded already (not --help).
+    const { isProviderConfigured, resolveSiteCustomer } = await import('../../compose/site.ts');
+    const { JWKS_PATH } = await import('../../site/app.ts');
     const siteUrl = app.config.siteUrl;
     let customer: { customerId: number; customerKey: number } | null = null;
     try {

@@ -2,8 +2,6 @@
 import { createWriteStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { EXPORT_PAGE_SIZE } from '../../identity/users/export.ts';
-import { formatExport } from '../../identity/users/export-format.ts';
 import { stringFlag, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { customerIdOf } from './customer-key.ts';
@@ -24,6 +22,9 @@ export const usersExport: Command = {
     const format = args.flags.format === undefined && (out === undefined || !/\.(jsonl|ndjson)$/i.test(out)) ? 'csv' : formatOf(args, out);
     const intervalMs = progressIntervalMs(args);
     const customerId = await customerIdOf(args, app);
+    // The CSV writer loads here, not with --help.
+    const { EXPORT_PAGE_SIZE } = await import('../../identity/users/export.ts');
+    const { formatExport } = await import('../../identity/users/export-format.ts');
     const progress = createProgress({ task: 'users export', unit: 'users', total: await app.services.userExport.countUsers(customerId), intervalMs });
     const records = app.services.userExport.exportUsers(customerId, { includePasswordHashes });
     // Lines written, the CSV header aside.

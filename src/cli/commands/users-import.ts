@@ -1,12 +1,18 @@
 /** `users import FILE`: creates or updates a customer's users from CSV or JSON lines (DESIGN.md "Bulk import and export"). */
 import { createReadStream, statSync } from 'node:fs';
 import type { ImportSummary } from '../../identity/users/import.ts';
-import { checkColumns } from '../../identity/users/import-row.ts';
-import { BadHeader, countRecords, formatOfFileName, readCsv, readJsonLines, type ImportFormat } from '../../identity/users/import-rows.ts';
+import type { ImportFormat } from '../../identity/users/import-rows.ts';
 import { stringFlag, UsageError, type ParsedArgs } from '../args.ts';
 import type { Command } from '../command.ts';
 import { createProgress, DEFAULT_PROGRESS_INTERVAL_MS } from '../progress.ts';
 import { customerIdOf } from './customer-key.ts';
+
+/** The format a file name says, or undefined (`--format` must then say). */
+function formatOfFileName(name: string): ImportFormat | undefined {
+  if (/\.csv$/i.test(name)) return 'csv';
+  if (/\.(jsonl|ndjson)$/i.test(name)) return 'jsonl';
+  return undefined;
+}
 
 /** The format `--format` names, else the file's extension says. @throws UsageError */
 export function formatOf(args: ParsedArgs, fileName: string | undefined): ImportFormat {
@@ -53,6 +59,9 @@ export const usersImport: Command = {
       throw new UsageError(`cannot read ${file}`);
     }
     const customerId = await customerIdOf(args, app);
+    // The readers (csv-parse) and the row rules load here, not with --help.
+    const { BadHeader, countRecords, readCsv, readJsonLines } = await import('../../identity/users/import-rows.ts');
+    const { checkColumns } = await import('../../identity/users/import-row.ts');
     // Counted first, so that progress has a whole to measure against (the bytes read run ahead of the rows written).
     const total = await countRecords(file, format);
     const input = createReadStream(file);

@@ -6,8 +6,9 @@ import { APPLICATION_NAME } from './rules.ts';
 import { MAX_ENTITY_ID_LENGTH, MAX_SP_CERTIFICATE_LENGTH, MAX_SP_METADATA_LENGTH } from './saml-rules.ts';
 import { deletedResponse, errorResponses, successResponse, urlList, uuidString } from './schemas.ts';
 import type { ApplicationsService } from './service.ts';
-import { APPLICATION_TYPES, NAME_ID_FORMATS, type Application, type ApplicationInput } from './types.ts';
+import { APPLICATION_TYPES, NAME_ID_FORMATS, type ApplicationInput } from './types.ts';
 import { MAX_URL_LENGTH } from './urls.ts';
+import { toWireApplication } from './wire.ts';
 
 const applicationSchema = {
   type: 'object',
@@ -27,28 +28,6 @@ const applicationSchema = {
     spCertificate: { type: 'string', description: 'SAML only: the PEM certificate its requests must be signed with; "" when none' },
   },
 } as const;
-
-/** The wire record: never a secret, its salt or hash. */
-export function toWireApplication(app: Application) {
-  return {
-    applicationUuid: app.uuid,
-    name: app.name,
-    type: app.type,
-    returnUrls: app.returnUrls,
-    redirectUris: app.redirectUris,
-    loginUrls: app.loginUrls,
-    // OAUTH only: the other types have no logout redirect, so the field is not shown for them.
-    ...(app.type === 'OAUTH' ? { postLogoutRedirectUris: app.postLogoutRedirectUris } : {}),
-    // SAML only, every setting always listed: "" for what the service provider does not have.
-    ...(app.saml ? {
-      entityId: app.saml.entityId,
-      acsUrls: app.saml.acsUrls,
-      nameIdFormat: app.saml.nameIdFormat,
-      sloUrl: app.saml.sloUrl ?? '',
-      spCertificate: app.saml.spCertificate ?? '',
-    } : {}),
-  };
-}
 
 export async function applicationRoutes(app: FastifyInstance, opts: { applications: ApplicationsService }): Promise<void> {
   const { applications } = opts;

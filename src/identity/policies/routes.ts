@@ -2,9 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { customerKeySchema } from '../../http/schemas.ts';
 import { textSchema } from '../../lib/text-rules.ts';
-import { POLICY_GROUP_NAME } from './rules.ts';
+import { parsePolicyId, POLICY_GROUP_NAME } from './rules.ts';
 import { deletedResponse, errorResponses, successResponse, uuidString } from '../applications/schemas.ts';
-import { parsePolicyId, type PoliciesService } from './service.ts';
+import type { PoliciesService } from './service.ts';
 import { FIRST_FACTORS, SECOND_FACTORS, type LoginPolicy, type PolicyInput } from './types.ts';
 
 const policySchema = {

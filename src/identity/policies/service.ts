@@ -8,7 +8,7 @@ import type { AuditRecorder } from '../../audit/service.ts';
 import { policyTarget } from '../../audit/targets.ts';
 import type { ApplicationsService } from '../applications/service.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
+import { Conflict, NotFound } from '../../lib/errors.ts';
 import type { ChangeFeed } from '../../store/changes.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
 import { createReadCache } from '../../store/read-cache.ts';
@@ -20,9 +20,6 @@ import { checkPolicyGroupName } from './rules.ts';
 import type { LoginPolicy, PolicyInput } from './types.ts';
 
 export const POLICY_NOT_FOUND = 'The policy does not exist.';
-
-/** Policy ids are positive integers below 2^53; a larger number cannot name a row. */
-const MAX_POLICY_ID = Number.MAX_SAFE_INTEGER;
 
 export interface PoliciesService {
   /**
@@ -42,13 +39,6 @@ export interface PoliciesService {
   findPolicyForUser(db: Executor, customerId: number, applicationId: number, groupNames: readonly string[] | (() => Promise<readonly string[]>)): Promise<LoginPolicy | undefined>;
   /** True when some customer's policy asks for a passkey (first factor PASSKEY, second PASSKEY or ANY): the start checks the public URL then. */
   anyAsksForPasskeys(): Promise<boolean>;
-}
-
-/** Parses a policy id given as an integer or a digit string. @throws Invalid otherwise. */
-export function parsePolicyId(value: number | string): number {
-  const id = typeof value === 'number' ? value : /^[0-9]{1,16}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(id) || id < 1 || id > MAX_POLICY_ID) throw new Invalid('policyId', 'must be a positive integer');
-  return id;
 }
 
 /** @param changes undefined: nothing is kept in memory (LATCHKEY_READ_CACHE=false). */

@@ -4,7 +4,7 @@
  * is the service's, and the hash must be one login can verify. Empty values are absent values: they keep
  * what is stored. A CSV cell export neutralised against spreadsheet formulas is read back as it was.
  */
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Invalid } from '../../lib/errors.ts';
 import { checkPasswordRule, hashFormat } from '../../lib/passwords.ts';
 import { badCharacters, enforce, textSchema, type BrokenRule } from '../../lib/text-rules.ts';
@@ -39,7 +39,11 @@ const rowSchema = {
 
 export const IMPORT_COLUMNS: readonly string[] = Object.keys(rowSchema.properties);
 
-const checkRow = new Ajv({ allErrors: false, strict: false }).compile(rowSchema);
+/**
+ * Compiled when the first row is checked, not when the module loads: compiling takes tens of
+ * milliseconds, and most processes that load it (the server, every other CLI command) import no file.
+ */
+let checkRow: ValidateFunction | undefined;
 
 /** @throws BadHeader naming an unknown or repeated column, or a missing username column. */
 export function checkColumns(columns: string[]): void {
@@ -96,6 +100,7 @@ function checkCharacters(values: Record<string, unknown>): BrokenRule | undefine
 export function toImportRow(record: Extract<ImportRecord, { values: object }>, format: ImportFormat): ImportRow {
   const values = presentValues(record.values, format);
   enforce(checkCharacters(values));
+  checkRow ??= new Ajv({ allErrors: false, strict: false }).compile(rowSchema);
   if (!checkRow(values)) throw new Invalid(...splitMessage(describe(checkRow.errors![0])));
   const row = values as Record<string, string> & { groups?: string[] };
   if (row.password !== undefined && row.passwordHash !== undefined) throw new Invalid('passwordHash', 'cannot be given with password');

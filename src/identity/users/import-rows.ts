@@ -14,13 +14,6 @@ export type ImportRecord =
   | { line: number; values: Record<string, unknown>; error?: undefined }
   | { line: number; error: string; values?: undefined };
 
-/** The format a file name says, or undefined (`--format` must then say). */
-export function formatOfFileName(name: string): ImportFormat | undefined {
-  if (/\.csv$/i.test(name)) return 'csv';
-  if (/\.(jsonl|ndjson)$/i.test(name)) return 'jsonl';
-  return undefined;
-}
-
 export class BadHeader extends Error {}
 
 /**

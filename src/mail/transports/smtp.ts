@@ -4,8 +4,8 @@
  * stalled server fails the attempt (the worker retries later) instead of hanging the worker.
  */
 import nodemailer from 'nodemailer';
-import { Invalid } from '../../lib/errors.ts';
 import { toNodemailerMessage, type MailTransport } from '../transport.ts';
+import { checkSmtpUrl } from './smtp-url.ts';
 
 export interface SmtpTransportOptions {
   /** Connecting the TCP (and TLS) socket. Default 5 s. */
@@ -16,15 +16,6 @@ export interface SmtpTransportOptions {
   socketTimeoutMs?: number;
   /** Simultaneous connections. Default 5. */
   maxConnections?: number;
-}
-
-/** @throws Invalid when the URL is not smtp:// or smtps:// with a host. */
-export function checkSmtpUrl(url: string): URL {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  if (!parsed || (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || !parsed.hostname) {
-    throw new Invalid('LATCHKEY_SMTP_URL', 'must be smtp://host:port or smtps://user:pass@host:port');
-  }
-  return parsed;
 }
 
 export function createSmtpTransport(url: string, options: SmtpTransportOptions = {}): MailTransport {

@@ -8,23 +8,10 @@ import type { Clock } from '../../lib/clock.ts';
 import { Forbidden, NotFound } from '../../lib/errors.ts';
 import type { SiteApiKeysService } from './service.ts';
 import { MAX_KEY_NAME_LENGTH } from './service.ts';
-import type { SiteApiKey } from './types.ts';
+import { toWireKey } from './wire.ts';
 
 export const API_KEYS_PATH = '/cms-json/api/v1/api-keys';
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-export function toWireKey(key: SiteApiKey) {
-  return {
-    id: key.id,
-    user: key.username,
-    name: key.name,
-    createdAt: iso(key.createdAt),
-    expiresAt: iso(key.expiresAt),
-    revoked: key.revokedAt !== null,
-  };
-}
 
 const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as const;
 const keyProperties = {

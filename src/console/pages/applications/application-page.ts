@@ -9,7 +9,7 @@ import { applicationLists, findApplicationProblems } from '../../../identity/app
 import { APPLICATION_NAME } from '../../../identity/applications/rules.ts';
 import type { Application, SamlServiceProvider } from '../../../identity/applications/types.ts';
 import { FIRST_FACTORS, SECOND_FACTORS, type FirstFactor, type LoginPolicy, type SecondFactor } from '../../../identity/policies/types.ts';
-import { parsePolicyId } from '../../../identity/policies/service.ts';
+import { parsePolicyId } from '../../../identity/policies/rules.ts';
 import { customerIssuer } from '../../../identity/oidc/service.ts';
 import { Conflict, Invalid, NotFound } from '../../../lib/errors.ts';
 import { field, owner, pageContext, query, sendPage, type ConsoleContext } from '../../context.ts';
