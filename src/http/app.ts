@@ -12,6 +12,7 @@ import { asServiceUnavailable } from '../lib/errors.ts';
 import { answerClientError, discard } from './client-errors.ts';
 import { installDraining } from './draining.ts';
 import { installInputChecks } from './input-checks.ts';
+import { buildSerializer, buildValidator } from './schema-compilers.ts';
 
 export { checkBody, isMalformedMultipart, MAX_BODY_DEPTH, type BadInput } from './input-checks.ts';
 
@@ -149,6 +150,7 @@ export function createHttpApp(options: HttpAppOptions): FastifyInstance {
     clientErrorHandler(error: NodeJS.ErrnoException, socket) { answerClientError(error, socket, options.renderError); },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    schemaController: { compilersFactory: { buildValidator, buildSerializer } },
   };
   const app = Fastify(serverOptions);
   installInputChecks(app);
