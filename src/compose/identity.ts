@@ -4,58 +4,37 @@
  * and the console owners' accounts and sessions; then the parts the face mounts (admin areas, the
  * route sets outside /api).
  */
-import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import { auditPurgeJob } from '../audit/purge.ts';
-import { auditArea } from '../audit/routes.ts';
 import { createAuditService, type AuditService } from '../audit/service.ts';
-import { consolePlugin } from '../console/plugin.ts';
 import { createOwnerPasskeysService, type OwnerPasskeysService } from '../console/owners/passkeys.ts';
-import type { ConsoleServices } from '../console/context.ts';
 import { createConsoleFirstSignInService, type ConsoleFirstSignInService } from '../console/first-sign-in/service.ts';
 import { createConsoleOwnersService, type ConsoleOwnersService } from '../console/owners/service.ts';
 import { createConsoleSessionsService, type ConsoleSessionsService } from '../console/sessions/service.ts';
-import { accountPlugin } from '../identity/account/routes.ts';
 import { createAccountService, type AccountService } from '../identity/account/service.ts';
 import { createAccountFactorsService, type AccountFactorsService } from '../identity/account/factors.ts';
 import { createStepUps } from '../identity/account/step-up.ts';
-import { applicationsArea } from '../identity/applications/routes.ts';
 import { createApplicationsService, type ApplicationsService } from '../identity/applications/service.ts';
 import { createCustomersService, type CustomersService } from '../identity/customers/service.ts';
 import { createGroupsService, type GroupsService } from '../identity/groups/service.ts';
 import { createGroupProvisioningService, type GroupProvisioningService } from '../identity/groups/provisioning.ts';
-import { homePlugin } from '../identity/home/routes.ts';
-import { landingPlugin } from '../identity/magic-links/landing/routes.ts';
 import { magicLinkPurgeJob } from '../identity/magic-links/purge.ts';
-import { magicLinksArea } from '../identity/magic-links/routes.ts';
 import { createMagicLinksService, type MagicLinksService } from '../identity/magic-links/service.ts';
-import { mfaArea } from '../identity/mfa/routes.ts';
 import { createMfaService, type MfaService } from '../identity/mfa/service.ts';
-import { oauthClientsArea } from '../identity/oauth-clients/routes.ts';
 import { createOauthClientsService, type OauthClientsService } from '../identity/oauth-clients/service.ts';
-import { oauthTokenPlugin } from '../identity/oauth-token/routes.ts';
 import { createOauthTokenService, type OauthTokenService } from '../identity/oauth-token/service.ts';
-import { oidcRoutes } from '../identity/oidc/mount.ts';
 import { createOidcService, type OidcService } from '../identity/oidc/service.ts';
-import { passwordResetPlugin } from '../identity/password-resets/routes.ts';
 import { createPasswordResetsService, type PasswordResetsService } from '../identity/password-resets/service.ts';
-import { passkeysAssetPlugin } from '../identity/passkeys/asset-routes.ts';
-import { passkeysArea } from '../identity/passkeys/routes.ts';
 import { createPasskeysService, type PasskeysService } from '../identity/passkeys/service.ts';
-import { policiesArea } from '../identity/policies/routes.ts';
 import { createPoliciesService, type PoliciesService } from '../identity/policies/service.ts';
 import { createSigningKeysService, type SigningKeysService } from '../identity/signing-keys/service.ts';
 import { createRecoveryCodesService, type RecoveryCodesService } from '../identity/recovery-codes/service.ts';
 import { samlPurgeJob } from '../identity/saml/purge.ts';
-import { samlRoutes } from '../identity/saml/routes.ts';
 import { createSamlService, type SamlService } from '../identity/saml/service.ts';
-import { signOutPlugin } from '../identity/sign-out/routes.ts';
-import { ssoSessionsArea } from '../identity/sso-sessions/routes.ts';
 import { createSsoSessionsService, type SsoSessionsService } from '../identity/sso-sessions/service.ts';
 import { createSignInService, type SignInService } from '../identity/sign-in/service.ts';
 import { createSignInEvents } from '../identity/sign-in/events.ts';
-import { signInRoutes } from '../identity/sign-in/routes.ts';
 import { createLoginThrottle } from '../store/throttles/login.ts';
 import { createUserExportService, type UserExportService } from '../identity/users/export.ts';
 import { createUserImportService, type UserImportService } from '../identity/users/import.ts';
@@ -69,10 +48,7 @@ import type { Database } from '../store/schema.ts';
 import type { ThrottleStore } from '../store/throttles/types.ts';
 import type { Dialect } from '../store/db.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
-import { scimPlugin } from '../scim/plugin.ts';
-import { scimTokensArea } from '../scim/tokens/routes.ts';
 import { createScimTokensService, type ScimTokensService } from '../scim/tokens/service.ts';
-import { webhooksArea } from '../webhooks/routes.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
 import type { Mail } from './mail.ts';
 import { composeWebhooks } from './webhooks.ts';
@@ -268,76 +244,4 @@ export function composeIdentity(deps: IdentityDeps): Identity {
       onError: (error) => process.stderr.write(`latchkey: audit purge failed: ${(error as Error).message ?? error}\n`),
     }),
   };
-}
-
-/** The admin API's areas: route groups mounted in its signed scope (/api and /moas/api). */
-export function adminAreas(services: IdentityServices): ((app: FastifyInstance) => Promise<void>)[] {
-  return [
-    mfaArea(services.mfa),
-    applicationsArea(services.applications), policiesArea(services.policies), oauthClientsArea(services.oauthClients),
-    magicLinksArea(services.magicLinks),
-    ssoSessionsArea({ ssoSessions: services.ssoSessions, users: services.users }),
-    passkeysArea({ passkeys: services.passkeys, users: services.users }),
-    auditArea(services.audit),
-    webhooksArea(services.webhooks),
-    scimTokensArea(services.scimTokens),
-  ];
-}
-
-/**
- * The identity face's route sets outside /api, each in its own context: the home page (GET /), the
- * customers' OpenID providers, the magic-link landing, the forgotten-password pages, POST /oauth/token, SCIM 2.0
- * (/scim/v2), and the console.
- */
-export function identityPlugins(
-  services: IdentityServices & ConsoleServices,
-  deps: { config: Config; clock: Clock; masterKey: Buffer },
-): ((app: FastifyInstance) => Promise<void>)[] {
-  const { config } = deps;
-  return [
-    homePlugin(config.publicUrl),
-    passkeysAssetPlugin(),
-    signInRoutes({
-      signIn: services.signIn,
-      providerFor: (customerKey) => services.oidc.providerFor(customerKey),
-      findApplication: (customerId, uuid) => services.signIn.findApplication(customerId, uuid),
-      signJwt: (customerId, claims, options) => services.signingKeys.signJwt(customerId, claims, options),
-      publicUrl: config.publicUrl,
-    }),
-    samlRoutes({
-      saml: services.saml,
-      signIn: services.signIn,
-      ssoSessions: services.ssoSessions,
-      providerFor: (customerKey) => services.oidc.providerFor(customerKey),
-      publicUrl: config.publicUrl,
-    }),
-    oidcRoutes(services.oidc, config.publicUrl, {
-      signIn: services.signIn,
-      findApplication: (customerId, uuid) => services.signIn.findApplication(customerId, uuid),
-      publicUrl: config.publicUrl,
-    }),
-    landingPlugin({
-      magicLinks: services.magicLinks,
-      publicUrl: config.publicUrl,
-      beginProviderLogin: (reply, login) => services.oidc.beginProviderLogin(reply, login),
-    }),
-    signOutPlugin({ oidc: services.oidc, ssoSessions: services.ssoSessions, publicUrl: config.publicUrl }),
-    accountPlugin({
-      oidc: services.oidc, ssoSessions: services.ssoSessions, recoveryCodes: services.recoveryCodes, account: services.account,
-      factors: services.accountFactors, passkeys: services.passkeys, publicUrl: config.publicUrl,
-    }),
-    passwordResetPlugin({
-      passwordResets: services.passwordResets,
-      findCustomer: (customerKey) => services.customers.findByKey(customerKey),
-      issuer: (customerKey) => services.oidc.customerIssuer(customerKey),
-      ssoSessions: services.ssoSessions,
-    }),
-    oauthTokenPlugin(services.oauthTokens),
-    scimPlugin({ scimTokens: services.scimTokens, users: services.userProvisioning, groups: services.groupProvisioning, publicUrl: config.publicUrl }),
-    consolePlugin({
-      clock: deps.clock, masterKey: deps.masterKey, publicUrl: config.publicUrl, services, siteConfig: config.site,
-      owners: services.consoleOwners, sessions: services.consoleSessions, firstSignIn: services.consoleFirstSignIn,
-      ownerPasskeys: services.consoleOwnerPasskeys,
-    }),
-  ];
 }

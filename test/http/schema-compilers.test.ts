@@ -39,7 +39,7 @@ test('a headers schema naming a header with capitals is refused when the app sta
   const server = createHttpApp({ logLevel: 'silent' });
   t.after(() => server.close());
   server.get('/h', { schema: { headers: { type: 'object', required: ['X-Api-Version'], properties: { 'X-Api-Version': { type: 'string' } } } } }, async () => ({}));
-  await assert.rejects(server.ready(), /write the header "X-Api-Version" of its headers schema in lowercase/);
+  await assert.rejects(async () => { await server.ready(); }, /write the header "X-Api-Version" of its headers schema in lowercase/);
 });
 
 test('a headers schema in lowercase validates the request headers', async (t) => {
