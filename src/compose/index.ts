@@ -200,8 +200,8 @@ export async function compose(
         : `the master key does not open this database's secrets: set LATCHKEY_MASTER_KEY (or copy master.key from the data directory of the node that created the database to ${file}) to that node's key`);
     },
     // The faces' modules are loaded when a face is built, not with the services: a CLI command uses
-    // the services alone, and loading Fastify, its plugins and every route set cost each command
-    // about a tenth of its CPU (0.54-0.58 s, now 0.51 s).
+    // the services alone, and would otherwise load Fastify, its plugins and every route set
+    // (decisions.md, "Operations", has the figures).
     buildManagementApp: async (opts = {}) => (await import('../http/management.ts')).buildManagementApp({
       logLevel: config.logLevel,
       logStream: overrides.logStream,
