@@ -14,7 +14,9 @@ export interface ServerHandle {
   /** Starts a ceiling for one request: the real route's answer, served by a bare Fastify. */
   startCeiling(request: { face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<Ceiling>;
   /** The server's own view: V8 heap, external and array buffers (bytes). */
-  memoryUsage(): Promise<NodeJS.MemoryUsage>;
+  memoryUsage(options?: { collect?: boolean }): Promise<NodeJS.MemoryUsage>;
+  /** Writes a V8 heap snapshot of the server to `path` (for Chrome DevTools' Memory tab). */
+  heapSnapshot(path: string): Promise<void>;
   /** Resident set size now, in MiB (undefined where /proc is missing). */
   rssMiB(): number | undefined;
   /**
@@ -196,10 +198,13 @@ export async function startServer(options: {
         clearInterval(timer);
       }
     },
-    async memoryUsage() {
-      const answer = await ask({ type: 'memory', id: nextId++ });
+    async memoryUsage(options = {}) {
+      const answer = await ask({ type: 'memory', id: nextId++, ...(options.collect ? { collect: true } : {}) });
       if (answer.type !== 'memory') throw new Error(`unexpected answer ${answer.type}`);
       return answer.usage;
+    },
+    async heapSnapshot(path) {
+      await ask({ type: 'heap-snapshot', id: nextId++, path });
     },
     async profile(path, work) {
       await ask({ type: 'profile-start', id: nextId++ });

@@ -22,6 +22,8 @@ export interface BenchOptions {
   nodeFlags: string[];
   /** Write a V8 CPU profile of the server under test and print its hottest functions. */
   profile: boolean;
+  /** Write a V8 heap snapshot of the server under test after the run (in the kept working directory). */
+  heapSnapshot: boolean;
   /** Keep the temporary directory (database, profile, results) instead of deleting the database. */
   keep: boolean;
   /** A git ref: its server runs beside this one, and each scenario that can is measured on both (bench/baseline.ts). */
@@ -44,6 +46,8 @@ export const USAGE = `Usage: npm run bench -- [options]
                      V8 gives heap back after ~30 s idle; 0 measures at once)
   --node-flags "F"   extra Node.js flags for the server under test (e.g. "--max-semi-space-size=4")
   --profile          CPU-profile the server under test (run from its sources) and print its hottest functions
+  --heap-snapshot    after the run (and its idle wait), write a V8 heap snapshot of the server under
+                     test into the working directory, to open in Chrome DevTools' Memory tab
   --keep             keep the temporary SQLite database after the run
   --baseline REF     also build and start the server of git ref REF (a temporary worktree, its own
                      database seeded by its own code) and measure each chosen scenario on both, in
@@ -68,6 +72,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     idleSeconds: 120,
     nodeFlags: [],
     profile: false,
+    heapSnapshot: false,
     keep: false,
     help: false,
   };
@@ -97,6 +102,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       case '--idle': options.idleSeconds = int(flag, value(), 0, 600); break;
       case '--node-flags': options.nodeFlags.push(...(value() ?? '').split(/\s+/).filter(Boolean)); break;
       case '--profile': options.profile = true; break;
+      case '--heap-snapshot': options.heapSnapshot = true; break;
       case '--keep': options.keep = true; break;
       case '--baseline': {
         const ref = value();

@@ -13,6 +13,8 @@ export interface RssFigures {
   /** The server's process.memoryUsage() when idle before and after load, MiB. */
   heapBefore?: HeapFigures;
   heapAfter?: HeapFigures;
+  /** After each scenario, once a full collection has run: what that scenario left held. */
+  afterScenario?: { scenario: string; rssMiB?: number; peakMiB?: number; heap: HeapFigures }[];
 }
 
 export interface HeapFigures { heapUsedMiB: number; heapTotalMiB: number; externalMiB: number }

@@ -140,6 +140,14 @@ async function main(): Promise<void> {
       log(`\n== ${scenario.name}: ${baseline ? `side by side with ${baseline.ref}: ` : ''}${scenario.summary}`);
       if (baseline) await bench.sideBySide(scenario);
       else await scenario.run(bench);
+      // What the scenario left held: the heap after a full collection, so the whole run's memory can
+      // be told apart by scenario (the RSS alone keeps what V8 has not yet given back).
+      const heap = heapFigures(await server.memoryUsage({ collect: true }));
+      const rssMiB = server.rssMiB();
+      const peaks = collected.measurements.filter((m) => m.scenario === scenario.name && m.kind === 'real' && m.peakRssMiB !== undefined).map((m) => m.peakRssMiB!);
+      const peakMiB = peaks.length ? Math.max(...peaks) : undefined;
+      (rss.afterScenario ??= []).push({ scenario: scenario.name, ...(rssMiB !== undefined ? { rssMiB } : {}), ...(peakMiB !== undefined ? { peakMiB } : {}), heap });
+      log(`after ${scenario.name}, a full collection run: ${describeMemory(rssMiB, heap)}${peakMiB !== undefined ? `; peak under its load ${peakMiB.toFixed(1)} MiB` : ''}`);
     }
     await baselineServer?.stop();
     baselineServer = undefined;
@@ -153,6 +161,11 @@ async function main(): Promise<void> {
       rss.idleAfterMiB = await server.settledRssMiB(options.idleSeconds);
     } else rss.idleAfterMiB = rss.afterLoadMiB;
     rss.heapAfter = heapFigures(await server.memoryUsage());
+    if (options.heapSnapshot) {
+      const path = join(dir, `server-${server.pid}.heapsnapshot`);
+      await server.heapSnapshot(path);
+      log(`heap snapshot of the idle server: ${path}`);
+    }
     log(`\nafter load: RSS ${rss.afterLoadMiB?.toFixed(1) ?? 'n/a'} MiB 3 s after; idle ${describeMemory(rss.idleAfterMiB, rss.heapAfter)}`);
     const rssCheck = (label: string, value: number | undefined, target: Target) => {
       if (value === undefined) return;

@@ -17,6 +17,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { writeHeapSnapshot } from 'node:v8';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
@@ -28,7 +29,8 @@ export type Face = 'identity' | 'site' | 'siteRs256';
 export type ParentMessage =
   | { type: 'ceiling'; id: number; face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }
   | { type: 'ceiling-close'; id: number }
-  | { type: 'memory'; id: number }
+  | { type: 'memory'; id: number; collect?: boolean }
+  | { type: 'heap-snapshot'; id: number; path: string }
   | { type: 'profile-start'; id: number }
   | { type: 'profile-stop'; id: number; path: string }
   | { type: 'stop' };
@@ -116,6 +118,17 @@ async function main(): Promise<void> {
     send({ type: 'ceiling', id: message.id, port: (ceiling.server.address() as { port: number }).port, status, body: response.body });
   }
 
+  // A full collection, so that the heap "used" after it is what is still held (per-scenario memory).
+  async function collectGarbage(): Promise<void> {
+    const gc = new Session();
+    gc.connect();
+    try {
+      await gc.post('HeapProfiler.collectGarbage');
+    } finally {
+      gc.disconnect();
+    }
+  }
+
   // CPU profiles of chosen stretches only (the real route under load, not ceilings or warm-up).
   let session: Session | undefined;
   async function startProfile(): Promise<void> {
@@ -150,7 +163,11 @@ async function main(): Promise<void> {
         ceilings.delete(message.id);
         send({ type: 'done', id: message.id });
       } else if (message.type === 'memory') {
+        if (message.collect) await collectGarbage();
         send({ type: 'memory', id: message.id, usage: process.memoryUsage() });
+      } else if (message.type === 'heap-snapshot') {
+        writeHeapSnapshot(message.path);
+        send({ type: 'done', id: message.id });
       } else if (message.type === 'profile-start') {
         await startProfile();
         send({ type: 'done', id: message.id });
