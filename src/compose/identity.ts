@@ -216,7 +216,7 @@ export function composeIdentity(deps: IdentityDeps): Identity {
   const consoleAccounts = createConsoleAccounts({ db, clock, sealer, throttles });
   return {
     services: {
-      audit, webhooks: webhooks.service, scimTokens: createScimTokensService({ db, clock, audit }), customers, users, groups, mfa,
+      audit, webhooks: webhooks.service, scimTokens: createScimTokensService({ db, clock, audit, changes }), customers, users, groups, mfa,
       userProvisioning: createUserProvisioningService({ db, users, groups }),
       groupProvisioning: createGroupProvisioningService({ db, clock, audit, groups }),
       userImport: createUserImportService({ db, users, groups, audit }), userExport: createUserExportService({ db, groups }), applications, policies, oauthClients, signingKeys, oidc, magicLinks, ssoSessions, signIn, recoveryCodes, passkeys, passwordResets, oauthTokens,

@@ -17,8 +17,11 @@
  * made elsewhere is seen within that bound even before a lost feed is noticed.
  */
 
-/** The tables whose reads may be cached: each has the notify trigger of migration 0008, 0017 or 0032 on PostgreSQL. */
-export type WatchedTable = 'customers' | 'users' | 'groups' | 'group_members' | 'api_tokens' | 'site_api_keys' | 'applications' | 'login_policies' | 'webhooks';
+/** The tables whose reads may be cached: each has the notify trigger of migration 0008, 0017, 0032 or 0033 on PostgreSQL. */
+export const WATCHED_TABLES = [
+  'customers', 'users', 'groups', 'group_members', 'api_tokens', 'site_api_keys', 'applications', 'login_policies', 'webhooks', 'scim_tokens',
+] as const;
+export type WatchedTable = typeof WATCHED_TABLES[number];
 
 export interface ChangeFeed {
   /** A moment of the feed: take it before a read whose result will be kept. */

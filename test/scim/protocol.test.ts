@@ -96,6 +96,7 @@ describeEachStore('SCIM protocol', (kind) => {
     assert.deepEqual((await app.scim.request('GET', '/Users?startIndex=2&count=1')).json(), listOf([graceResource], 2, 2));
     assert.deepEqual((await app.scim.request('GET', '/Users?startIndex=0&count=0')).json(), listOf([], 2, 1), 'count=0: only the total');
     assert.deepEqual((await app.scim.request('GET', '/Users?startIndex=3')).json(), listOf([], 2, 3));
+    assert.deepEqual((await app.scim.request('GET', '/Users?startIndex=2&count=5')).json(), listOf([graceResource], 2, 2), 'a last page that is not full');
 
     app.clock.advance(60_000);
     const replaced = await app.scim.request('PUT', `/Users/${id}`, { schemas: [USER_SCHEMA], userName: 'ADA', name: { givenName: 'Augusta', familyName: 'King' }, active: false });

@@ -87,6 +87,8 @@ describeEachStore('SCIM tokens: admin API and CLI', (kind) => {
     assert.deepEqual(json(await app.admin.post('/admin/scim-tokens/getall', { customerKey: app.ck }), 200), { status: 'SUCCESS', scimTokens: [] });
 
     const created = json(await app.admin.post('/admin/scim-tokens/create', { customerKey: app.ck, name: 'Gone' }), 200);
+    // In use first, so the node keeps it: the deletion must still end it at once.
+    assert.equal((await app.composition.services.scimTokens.authenticate(created.token))?.tokenId, created.tokenId);
     assert.deepEqual(json(await app.admin.post('/admin/scim-tokens/delete', { customerKey: app.ck, tokenId: created.tokenId }), 200),
       { status: 'SUCCESS', message: 'SCIM token deleted.' });
     assert.equal(await app.composition.services.scimTokens.authenticate(created.token), undefined);

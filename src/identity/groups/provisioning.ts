@@ -14,6 +14,7 @@ import type { Condition } from '../../lib/conditions.ts';
 import { Conflict, Invalid, NotFound } from '../../lib/errors.ts';
 import { enforce } from '../../lib/text-rules.ts';
 import { isUniqueViolation, type Executor } from '../../store/db.ts';
+import { pageTotal } from '../../store/page-total.ts';
 import type { Database } from '../../store/schema.ts';
 import { countGroupsWhere, findGroupIdsWhere, findGroupsByIds, type GroupField } from './query-repo.ts';
 import * as repo from './repo.ts';
@@ -103,10 +104,8 @@ export function createGroupProvisioningService(deps: { db: Kysely<Database>; clo
     get: (customerId, groupId) => get(customerId, groupId),
 
     async find(customerId, { condition, offset, limit }) {
-      const [ids, total] = await Promise.all([
-        limit > 0 ? findGroupIdsWhere(db, customerId, condition, offset, limit) : Promise.resolve([]),
-        countGroupsWhere(db, customerId, condition),
-      ]);
+      const ids = limit > 0 ? await findGroupIdsWhere(db, customerId, condition, offset, limit) : [];
+      const total = await pageTotal(offset, limit, ids.length, () => countGroupsWhere(db, customerId, condition));
       return { groups: await findGroupsByIds(db, customerId, ids), total };
     },
 

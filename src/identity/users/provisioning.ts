@@ -10,6 +10,7 @@ import type { Condition } from '../../lib/conditions.ts';
 import { Conflict, Immutable, Invalid, UserNotFound } from '../../lib/errors.ts';
 import { hashPassword } from '../../lib/passwords.ts';
 import { isUniqueViolation } from '../../store/db.ts';
+import { pageTotal } from '../../store/page-total.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupsService } from '../groups/service.ts';
 import { countUsersWhere, findUsersWhere, type UserField } from './query-repo.ts';
@@ -76,10 +77,8 @@ export function createUserProvisioningService(deps: { db: Kysely<Database>; user
     get,
 
     async find(customerId, { condition, offset, limit }) {
-      const [found, total] = await Promise.all([
-        limit > 0 ? findUsersWhere(db, customerId, condition, offset, limit) : Promise.resolve([]),
-        countUsersWhere(db, customerId, condition),
-      ]);
+      const found = limit > 0 ? await findUsersWhere(db, customerId, condition, offset, limit) : [];
+      const total = await pageTotal(offset, limit, found.length, () => countUsersWhere(db, customerId, condition));
       return { users: await withGroups(found), total };
     },
 

@@ -12,6 +12,8 @@ import type { Clock } from '../../lib/clock.ts';
 import { Invalid, NotFound } from '../../lib/errors.ts';
 import { enforce } from '../../lib/text-rules.ts';
 import { generateSecret, hasValidChecksum, sha256Hex } from '../../lib/tokens.ts';
+import type { ChangeFeed } from '../../store/changes.ts';
+import { createReadCache } from '../../store/read-cache.ts';
 import type { Database } from '../../store/schema.ts';
 import * as repo from './repo.ts';
 import { checkScimTokenName } from './rules.ts';
@@ -33,8 +35,12 @@ export interface ScimTokensService {
   authenticate(bearer: string): Promise<ScimToken | undefined>;
 }
 
-export function createScimTokensService(deps: { db: Kysely<Database>; clock: Clock; audit: AuditRecorder }): ScimTokensService {
+export function createScimTokensService(deps: { db: Kysely<Database>; clock: Clock; audit: AuditRecorder; changes?: ChangeFeed }): ScimTokensService {
   const { db, clock, audit } = deps;
+  // Every SCIM request looks its token up, and a directory's sync sends them in bursts: the tokens
+  // are kept by hash and read again after any write to them (a deletion, a noted use) or to a
+  // customer (deleting one deletes its tokens by cascade, which SQLite's statement text does not name).
+  const byHash = createReadCache<ScimToken>(deps.changes, { tables: ['scim_tokens', 'customers'], maxEntries: 1_000, clock });
   return {
     async create(customerId, name, context) {
       enforce(typeof name === 'string' ? checkScimTokenName(name) : { field: 'name', reason: 'is required' });
@@ -61,7 +67,8 @@ export function createScimTokensService(deps: { db: Kysely<Database>; clock: Clo
 
     async authenticate(bearer) {
       if (!hasValidChecksum(bearer, SCIM_TOKEN_PREFIX)) return undefined;
-      const found = await repo.findScimTokenByHash(db, sha256Hex(bearer));
+      const hash = sha256Hex(bearer);
+      const found = await byHash.read(hash, () => repo.findScimTokenByHash(db, hash));
       if (!found) return undefined;
       const now = clock.now();
       if (found.lastUsedAt === null || now - found.lastUsedAt >= TOUCH_INTERVAL_MS) await repo.touchScimToken(db, found.id, now);

@@ -31,6 +31,7 @@ import { webhooksMigration } from './0029-webhooks.ts';
 import { scimMigration } from './0030-scim.ts';
 import { scimExternalIdsMigration } from './0031-scim-external-ids.ts';
 import { auditWriteCostMigration } from './0032-audit-write-cost.ts';
+import { scimTokenReadsMigration } from './0033-scim-token-reads.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -66,6 +67,7 @@ export async function migrate(store: Store): Promise<void> {
     '0030-scim': scimMigration(store.dialect),
     '0031-scim-external-ids': scimExternalIdsMigration(),
     '0032-audit-write-cost': auditWriteCostMigration(store.dialect),
+    '0033-scim-token-reads': scimTokenReadsMigration(store.dialect),
   };
   // Kysely looks for its migration tables in every schema unless told one: with a second schema in
   // the database (tests use one per process) it would find that one's tables and skip creating ours.
