@@ -52,7 +52,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --baseline REF     also build and start the server of git ref REF (a temporary worktree, its own
                      database seeded by its own code) and measure each chosen scenario on both, in
                      interleaved slices: ratio this/baseline beside each one's ratio to the ceiling
-                     (scenarios users-get, users-update, magiclink-generate)
+                     (scenarios users-get, users-getall, users-update, magiclink-generate, scim-users-filter)
   --help             this text
 
   LATCHKEY_BENCH_REDIS_URL=redis://… puts the server's replay guard, rate limits and throttles in Redis.

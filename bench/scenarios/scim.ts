@@ -12,19 +12,28 @@ const USERS_PATH = '/scim/v2/Users';
 /** The filtered list's path for one user (RFC 7644 §3.4.2.2: the filter in the query, URL-encoded). */
 const filterPath = (username: string) => `${USERS_PATH}?filter=${encodeURIComponent(`userName eq "${username}"`)}`;
 
+/** The filtered lookups, a different seeded user each request, with `token`. */
+function filterSpec(token: string, users: number) {
+  const spread = Math.min(users, 10_000);
+  const headers = { authorization: `Bearer ${token}`, accept: 'application/scim+json' };
+  let next = 0;
+  return {
+    spread,
+    headers,
+    spec: {
+      face: 'identity' as const, method: 'GET' as const, path: filterPath(benchUsername(1)), headers,
+      dynamicPath: () => filterPath(benchUsername(1 + (next++ % spread))),
+    },
+  };
+}
+
 export const scimUsersFilter: Scenario = {
   name: 'scim-users-filter',
   summary: 'GET /scim/v2/Users?filter=userName eq "<user>" with a SCIM bearer token, a different seeded user each request, vs signed users/get, in interleaved slices',
   async run(bench) {
     const { customerId, customerKey } = bench.customer;
     const { token } = await bench.composition.services.scimTokens.create(customerId, 'Bench SCIM client', SYSTEM);
-    const headers = { authorization: `Bearer ${token}`, accept: 'application/scim+json' };
-    const spread = Math.min(bench.users, 10_000);
-    let next = 0;
-    const spec = {
-      face: 'identity' as const, method: 'GET' as const, path: filterPath(benchUsername(1)), headers,
-      dynamicPath: () => filterPath(benchUsername(1 + (next++ % spread))),
-    };
+    const { spread, headers, spec } = filterSpec(token, bench.users);
 
     // One by hand first: the figure means nothing unless the answer is that one user, found by the filter.
     const probe = benchUsername(Math.ceil(spread / 2));
@@ -42,5 +51,10 @@ export const scimUsersFilter: Scenario = {
     });
     bench.check('scim Users filter ÷ users/get', scim.requestsPerSecond / got.requestsPerSecond, 'x', { op: '>=', threshold: 0.3, source: 'issue 29 (a floor: the issue sets none)' },
       `${Math.round(scim.requestsPerSecond)} vs ${Math.round(got.requestsPerSecond)} req/s; p99 ${scim.p99Ms.toFixed(2)} vs ${got.p99Ms.toFixed(2)} ms`);
+  },
+  // Side by side: each server's own token, made through its admin API.
+  async sideBySide(side) {
+    const { token } = await side.call('/api/admin/scim-tokens/create', { customerKey: side.customer.customerKey, name: 'Bench SCIM client' }) as { token: string };
+    return { label: 'scim Users?filter=userName eq', spec: filterSpec(token, side.users).spec };
   },
 };

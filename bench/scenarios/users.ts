@@ -33,6 +33,9 @@ export const usersGetAll: Scenario = {
       op: '<=', threshold: 2, source: 'issue 2 (at 1,000,000 users)',
     }, `p50 ${last.p50Ms.toFixed(2)} vs ${first.p50Ms.toFixed(2)} ms`);
   },
+  async sideBySide(side) {
+    return { label: 'users/getall first batch', spec: side.admin('/api/admin/users/getall', { customerKey: side.customer.customerKey, batchSize: BATCH_SIZE, batchNo: 1 }) };
+  },
 };
 
 /**
