@@ -49,34 +49,6 @@ interface GuardOptions { clock: Clock; graceMs: number; windowMs: number }
 /** 128 bits of a SHA-512 digest only computable with the customer's API key identify the triple as well as 512. */
 const prefixOf = (digest: string): string => digest.slice(0, 32);
 
-/** At most this many first uses are remembered per node (about 100 bytes each). */
-const KNOWN_FIRST_USES_MAX = 100_000;
-
-/**
- * The first uses a shared guard's store returned, remembered on this node while their grace lasts. A
- * triple's first use never changes once recorded (its row or key lives until its timestamp leaves the
- * window, long after the grace), so a triple this node has already asked about gets the store's own
- * answer from memory: a busy client's new triple a millisecond costs one statement, not one per
- * request. Forgetting an entry early only costs a round trip, so the map is bounded and trimmed
- * from its oldest end.
- */
-function knownFirstUses(clock: Clock, graceMs: number) {
-  const known = new Map<string, number>();
-  return {
-    get(prefix: string, now: number): number | undefined {
-      // Insertion order is roughly first-use order: drop the expired head, stop at the first live one.
-      for (const [key, firstSeen] of known) {
-        if (now - firstSeen <= graceMs) break;
-        known.delete(key);
-      }
-      return known.get(prefix);
-    },
-    remember(prefix: string, firstSeen: number): void {
-      if (known.size < KNOWN_FIRST_USES_MAX && clock.now() - firstSeen <= graceMs) known.set(prefix, firstSeen);
-    },
-  };
-}
-
 /**
  * One statement per event-loop turn, not per request: the digests admitted in one turn are written
  * together, each inserted if new or, on conflict, a no-op update that returns its first use's time (the
@@ -111,13 +83,9 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
     }
   }
 
-  const known = knownFirstUses(opts.clock, opts.graceMs);
-
   return {
     async admit(_customerId, digest, timestampMs) {
       const prefix = prefixOf(digest);
-      const remembered = known.get(prefix, opts.clock.now());
-      if (remembered !== undefined) return opts.clock.now() - remembered <= opts.graceMs;
       const expiresAt = timestampMs + opts.windowMs;
       if (!pending) {
         const turn = new Map<string, Pending>();
@@ -137,7 +105,6 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
           pending!.set(prefix, { expiresAt, waiters: [{ resolve, reject }] });
         }
       });
-      known.remember(prefix, firstSeen);
       return opts.clock.now() - firstSeen <= opts.graceMs;
     },
     async purgeExpired() {
@@ -161,18 +128,12 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
  */
 export function createRedisReplayGuard(opts: GuardOptions & { redis: Redis; prefix?: string }): SharedReplayGuard {
   const prefix = opts.prefix ?? 'latchkey:replay:';
-  const known = knownFirstUses(opts.clock, opts.graceMs);
   return {
     async admit(_customerId, digest, timestampMs) {
       const now = opts.clock.now();
-      const digestPrefix = prefixOf(digest);
-      const remembered = known.get(digestPrefix, now);
-      if (remembered !== undefined) return now - remembered <= opts.graceMs;
       const ttl = Math.max(1, timestampMs + opts.windowMs - now);
-      const previous = await opts.redis.call('SET', prefix + digestPrefix, String(now), 'NX', 'GET', 'PX', String(ttl)) as string | null;
-      const firstSeen = previous === null ? now : Number(previous);
-      known.remember(digestPrefix, firstSeen);
-      return now - firstSeen <= opts.graceMs;
+      const previous = await opts.redis.call('SET', prefix + prefixOf(digest), String(now), 'NX', 'GET', 'PX', String(ttl)) as string | null;
+      return previous === null || now - Number(previous) <= opts.graceMs;
     },
     purgeExpired: async () => 0,
   };
