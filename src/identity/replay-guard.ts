@@ -49,12 +49,21 @@ interface GuardOptions { clock: Clock; graceMs: number; windowMs: number }
 /** 128 bits of a SHA-512 digest only computable with the customer's API key identify the triple as well as 512. */
 const prefixOf = (digest: string): string => digest.slice(0, 32);
 
+/** At most this many triples are remembered per node (about 150 bytes each). */
+const REMEMBERED_MAX = 50_000;
+
 /**
- * One statement per event-loop turn, not per request: the digests admitted in one turn are written
+ * One statement per event-loop turn, not per request: the digests new in one turn are written
  * together, each inserted if new or, on conflict, a no-op update that returns its first use's time (the
  * row lock makes concurrent first uses on two nodes agree). Under load the requests of a turn share one
  * round trip; alone, a request waits for nothing but its own statement. Expired rows are deleted in
  * batches by purgeExpired, never on the request path.
+ *
+ * A triple's first use never changes once written (its row lives until the timestamp leaves the
+ * window, long after the grace), so the node remembers each answer, and the question while it is
+ * asked, for the grace: a busy client's further calls with the same triple, in this turn or the next
+ * ones, wait for that one statement or get its answer at once, and cost no statement of their own.
+ * Forgetting early only costs a round trip, so what is remembered is bounded and trimmed oldest first.
  */
 export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Database>; purgeBatch?: number }): SharedReplayGuard {
   const batch = opts.purgeBatch ?? 10_000;
@@ -83,28 +92,51 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
     }
   }
 
+  const remembered = new Map<string, { askedAt: number; firstSeen: Promise<number> }>();
+
+  function firstUse(prefix: string, expiresAt: number): Promise<number> {
+    const now = opts.clock.now();
+    // Insertion order is asking order: drop the head past the grace, stop at the first still in it.
+    for (const [key, entry] of remembered) {
+      if (now - entry.askedAt <= opts.graceMs) break;
+      remembered.delete(key);
+    }
+    const known = remembered.get(prefix);
+    if (known) return known.firstSeen;
+    const firstSeen = record(prefix, expiresAt);
+    if (remembered.size < REMEMBERED_MAX) {
+      const entry = { askedAt: now, firstSeen };
+      remembered.set(prefix, entry);
+      // A failed statement is not an answer: the next request asks again.
+      firstSeen.catch(() => { if (remembered.get(prefix) === entry) remembered.delete(prefix); });
+    }
+    return firstSeen;
+  }
+
+  function record(prefix: string, expiresAt: number): Promise<number> {
+    if (!pending) {
+      const turn = new Map<string, Pending>();
+      pending = turn;
+      // After the other requests already read in this turn have had their say.
+      setImmediate(() => {
+        pending = undefined;
+        void flush(turn);
+      });
+    }
+    return new Promise<number>((resolve, reject) => {
+      const entry = pending!.get(prefix);
+      if (entry) {
+        entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
+        entry.waiters.push({ resolve, reject });
+      } else {
+        pending!.set(prefix, { expiresAt, waiters: [{ resolve, reject }] });
+      }
+    });
+  }
+
   return {
     async admit(_customerId, digest, timestampMs) {
-      const prefix = prefixOf(digest);
-      const expiresAt = timestampMs + opts.windowMs;
-      if (!pending) {
-        const turn = new Map<string, Pending>();
-        pending = turn;
-        // After the other requests already read in this turn have had their say.
-        setImmediate(() => {
-          pending = undefined;
-          void flush(turn);
-        });
-      }
-      const firstSeen = await new Promise<number>((resolve, reject) => {
-        const entry = pending!.get(prefix);
-        if (entry) {
-          entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
-          entry.waiters.push({ resolve, reject });
-        } else {
-          pending!.set(prefix, { expiresAt, waiters: [{ resolve, reject }] });
-        }
-      });
+      const firstSeen = await firstUse(prefixOf(digest), timestampMs + opts.windowMs);
       return opts.clock.now() - firstSeen <= opts.graceMs;
     },
     async purgeExpired() {

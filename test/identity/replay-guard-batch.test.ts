@@ -3,7 +3,7 @@
  * Many requests at once must get exactly the answers one statement each would give: a new triple is
  * admitted, the same triple twice in one turn is admitted twice (the grace covers same-millisecond
  * calls), a triple first seen more than the grace ago is refused, and two guards (two nodes) racing on
- * one triple agree on its first use.
+ * one triple agree on its first use. A node asks once per triple: later calls with it share the answer.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -52,6 +52,54 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
     assert.deepEqual(await Promise.all([a.admit(1, d, clock.now()), b.admit(1, d, clock.now())]), [true, true]);
     clock.advance(GRACE_MS + 1);
     assert.deepEqual(await Promise.all([a.admit(1, d, clock.now()), b.admit(1, d, clock.now())]), [false, false]);
+  });
+
+  test('a node asks the database once per triple: further calls, in flight or answered, share its answer within the grace, and another node agrees', async () => {
+    const store = await postgresStore();
+    const clock = createTestClock(Date.now());
+    let statements = 0;
+    const counted = store.db.withPlugin({
+      transformQuery: (args) => { statements++; return args.node; },
+      transformResult: async (args) => args.result,
+    });
+    const a = createDatabaseReplayGuard({ db: counted, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
+    const b = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
+    const d = digest();
+    // A busy client's calls with one triple, in this turn and the next ones, while the statement runs.
+    const first = a.admit(1, d, clock.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = a.admit(1, d, clock.now());
+    assert.deepEqual([await first, await second], [true, true]);
+    clock.advance(GRACE_MS / 2);
+    assert.equal(await a.admit(1, d, clock.now()), true);
+    assert.equal(statements, 1);
+    // The other node writes nothing new: it gets the first use node a made.
+    assert.equal(await b.admit(1, d, clock.now()), true);
+    clock.advance(GRACE_MS / 2 + 1);
+    assert.deepEqual([await a.admit(1, d, clock.now()), await b.admit(1, d, clock.now())], [false, false]);
+    // A triple first used on the other node is refused here after the grace, though this node never saw it.
+    const elsewhere = digest();
+    assert.equal(await b.admit(1, elsewhere, clock.now()), true);
+    clock.advance(GRACE_MS + 1);
+    assert.equal(await a.admit(1, elsewhere, clock.now()), false);
+  });
+
+  test('a failed statement is not remembered: the same triple asks again and is admitted', async () => {
+    const store = await postgresStore();
+    const clock = createTestClock(Date.now());
+    let failNext = true;
+    const flaky = store.db.withPlugin({
+      transformQuery: (args) => {
+        if (failNext) { failNext = false; throw new Error('Connection terminated unexpectedly'); }
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const guard = createDatabaseReplayGuard({ db: flaky, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
+    const d = digest();
+    await assert.rejects(guard.admit(1, d, clock.now()), /Connection terminated/);
+    assert.equal(await guard.admit(1, d, clock.now()), true);
   });
 
   test('a database error refuses every request of the turn (fails closed) and the next turn works again', async () => {
