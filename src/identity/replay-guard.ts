@@ -53,17 +53,40 @@ const prefixOf = (digest: string): string => digest.slice(0, 32);
 const REMEMBERED_MAX = 50_000;
 
 /**
+ * A shared store's first use of each triple, asked once per node: a triple's first use never changes
+ * once recorded (its row or key lives until the timestamp leaves the window, long after the grace), so
+ * the node keeps the question while it runs, then its answer, for the grace. A busy client's further
+ * calls with the same triple wait for that one round trip or get its answer at once. A triple new to
+ * the node still asks the store, so a replay on another node is refused there. Forgetting early only
+ * costs a round trip, so what is kept is bounded and trimmed oldest first; a failed question is not kept.
+ */
+function askedOncePerTriple(opts: GuardOptions, record: (prefix: string, expiresAt: number) => Promise<number>) {
+  const remembered = new Map<string, { askedAt: number; firstSeen: Promise<number> }>();
+  return (prefix: string, expiresAt: number): Promise<number> => {
+    const now = opts.clock.now();
+    // Insertion order is asking order: drop the head past the grace, stop at the first still in it.
+    for (const [key, entry] of remembered) {
+      if (now - entry.askedAt <= opts.graceMs) break;
+      remembered.delete(key);
+    }
+    const known = remembered.get(prefix);
+    if (known) return known.firstSeen;
+    const firstSeen = record(prefix, expiresAt);
+    if (remembered.size < REMEMBERED_MAX) {
+      const entry = { askedAt: now, firstSeen };
+      remembered.set(prefix, entry);
+      firstSeen.catch(() => { if (remembered.get(prefix) === entry) remembered.delete(prefix); });
+    }
+    return firstSeen;
+  };
+}
+
+/**
  * One statement per event-loop turn, not per request: the digests new in one turn are written
  * together, each inserted if new or, on conflict, a no-op update that returns its first use's time (the
  * row lock makes concurrent first uses on two nodes agree). Under load the requests of a turn share one
  * round trip; alone, a request waits for nothing but its own statement. Expired rows are deleted in
- * batches by purgeExpired, never on the request path.
- *
- * A triple's first use never changes once written (its row lives until the timestamp leaves the
- * window, long after the grace), so the node remembers each answer, and the question while it is
- * asked, for the grace: a busy client's further calls with the same triple, in this turn or the next
- * ones, wait for that one statement or get its answer at once, and cost no statement of their own.
- * Forgetting early only costs a round trip, so what is remembered is bounded and trimmed oldest first.
+ * batches by purgeExpired, never on the request path. Each triple is asked once per node (askedOncePerTriple).
  */
 export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Database>; purgeBatch?: number }): SharedReplayGuard {
   const batch = opts.purgeBatch ?? 10_000;
@@ -92,27 +115,6 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
     }
   }
 
-  const remembered = new Map<string, { askedAt: number; firstSeen: Promise<number> }>();
-
-  function firstUse(prefix: string, expiresAt: number): Promise<number> {
-    const now = opts.clock.now();
-    // Insertion order is asking order: drop the head past the grace, stop at the first still in it.
-    for (const [key, entry] of remembered) {
-      if (now - entry.askedAt <= opts.graceMs) break;
-      remembered.delete(key);
-    }
-    const known = remembered.get(prefix);
-    if (known) return known.firstSeen;
-    const firstSeen = record(prefix, expiresAt);
-    if (remembered.size < REMEMBERED_MAX) {
-      const entry = { askedAt: now, firstSeen };
-      remembered.set(prefix, entry);
-      // A failed statement is not an answer: the next request asks again.
-      firstSeen.catch(() => { if (remembered.get(prefix) === entry) remembered.delete(prefix); });
-    }
-    return firstSeen;
-  }
-
   function record(prefix: string, expiresAt: number): Promise<number> {
     if (!pending) {
       const turn = new Map<string, Pending>();
@@ -134,6 +136,7 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
     });
   }
 
+  const firstUse = askedOncePerTriple(opts, record);
   return {
     async admit(_customerId, digest, timestampMs) {
       const firstSeen = await firstUse(prefixOf(digest), timestampMs + opts.windowMs);
@@ -157,15 +160,20 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
 /**
  * SET key first-use NX GET PX ttl (Redis 7): one round trip that both records a new triple and
  * returns the first use's time of a known one; Redis expires the key when the timestamp leaves the window.
+ * Each triple is asked once per node (askedOncePerTriple).
  */
 export function createRedisReplayGuard(opts: GuardOptions & { redis: Redis; prefix?: string }): SharedReplayGuard {
   const prefix = opts.prefix ?? 'latchkey:replay:';
+  const firstUse = askedOncePerTriple(opts, async (digestPrefix, expiresAt) => {
+    const now = opts.clock.now();
+    const ttl = Math.max(1, expiresAt - now);
+    const previous = await opts.redis.call('SET', prefix + digestPrefix, String(now), 'NX', 'GET', 'PX', String(ttl)) as string | null;
+    return previous === null ? now : Number(previous);
+  });
   return {
     async admit(_customerId, digest, timestampMs) {
-      const now = opts.clock.now();
-      const ttl = Math.max(1, timestampMs + opts.windowMs - now);
-      const previous = await opts.redis.call('SET', prefix + prefixOf(digest), String(now), 'NX', 'GET', 'PX', String(ttl)) as string | null;
-      return previous === null || now - Number(previous) <= opts.graceMs;
+      const firstSeen = await firstUse(prefixOf(digest), timestampMs + opts.windowMs);
+      return opts.clock.now() - firstSeen <= opts.graceMs;
     },
     purgeExpired: async () => 0,
   };

@@ -3,12 +3,14 @@
  * Many requests at once must get exactly the answers one statement each would give: a new triple is
  * admitted, the same triple twice in one turn is admitted twice (the grace covers same-millisecond
  * calls), a triple first seen more than the grace ago is refused, and two guards (two nodes) racing on
- * one triple agree on its first use. A node asks once per triple: later calls with it share the answer.
+ * one triple agree on its first use. A node asks once per triple (PostgreSQL or Redis): later calls with
+ * it share the answer.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { createDatabaseReplayGuard } from '../../src/identity/replay-guard.ts';
+import { Redis } from 'ioredis';
+import { createDatabaseReplayGuard, createRedisReplayGuard } from '../../src/identity/replay-guard.ts';
 import { createTestClock } from '../../src/lib/clock.ts';
 import { postgresStore, postgresUrl } from '../helpers/stores.ts';
 
@@ -114,5 +116,32 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
     const working = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     assert.equal(await working.admit(1, digest(), clock.now()), true);
+  });
+});
+
+const redisUrl = process.env.LATCHKEY_TEST_REDIS_URL || undefined;
+
+describe('replay guard in Redis, asked once per triple', { skip: redisUrl ? false : 'LATCHKEY_TEST_REDIS_URL is not set' }, () => {
+  test("one SET per triple and node; the triple's further calls share its answer, and another node agrees", async (t) => {
+    const redis = new Redis(redisUrl!);
+    t.after(() => redis.disconnect());
+    let commands = 0;
+    const counted = { call: (...args: Parameters<Redis['call']>) => { commands++; return redis.call(...args); } } as unknown as Redis;
+    const clock = createTestClock(Date.now());
+    const prefix = `latchkey:test:${randomBytes(4).toString('hex')}:`;
+    const a = createRedisReplayGuard({ redis: counted, prefix, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
+    const b = createRedisReplayGuard({ redis, prefix, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
+    const d = digest();
+    assert.deepEqual(await Promise.all([a.admit(1, d, clock.now()), a.admit(1, d, clock.now())]), [true, true]);
+    clock.advance(GRACE_MS / 2);
+    assert.equal(await a.admit(1, d, clock.now()), true);
+    assert.equal(commands, 1);
+    assert.equal(await b.admit(1, d, clock.now()), true);
+    clock.advance(GRACE_MS / 2 + 1);
+    assert.deepEqual([await a.admit(1, d, clock.now()), await b.admit(1, d, clock.now())], [false, false]);
+    const elsewhere = digest();
+    assert.equal(await b.admit(1, elsewhere, clock.now()), true);
+    clock.advance(GRACE_MS + 1);
+    assert.equal(await a.admit(1, elsewhere, clock.now()), false);
   });
 });
