@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Bundles a TypeScript entry point and the sources it imports into ES modules under dist/ (packages
- * stay imports of node_modules). `npm start` runs the server from this bundle with plain `node`:
+ * stay imports of node_modules, but for the few the bundle carries: scripts/bundle-externals.mjs). `npm start` runs the server from this bundle with plain `node`:
  * running the sources through `node --import tsx` keeps tsx's loader alive in the server for its
  * whole life (about 35 MiB of memory).
  *
@@ -20,6 +20,7 @@
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { bundleExternals } from './bundle-externals.mjs';
 import { isBundleCurrent } from './bundle-state.mjs';
 
 const args = process.argv.slice(2);
@@ -27,7 +28,7 @@ const ifStale = args.includes('--if-stale');
 const split = args.includes('--split');
 const [entry = 'src/main.ts', outfile = 'dist/main.js'] = args.filter((arg) => !arg.startsWith('--'));
 
-const common = { entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' };
+const common = { entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', external: bundleExternals(), logLevel: 'warning' };
 
 /** Chunks no build has written for this long belong to no process still starting (a CLI call loads its chunks at once). */
 const STALE_CHUNK_MS = 60 * 60 * 1000;
