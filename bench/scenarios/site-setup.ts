@@ -8,16 +8,27 @@ export const SITE_PASSWORD = 'violet-otter-harbour-42';
 export const POSTS_PATH = '/cms-json/cms/v2/posts?per_page=20';
 export const TOKEN_PATH = '/cms-json/api/v1/token';
 
-export async function siteUserId(bench: Bench): Promise<number> {
+export async function siteUserId(bench: Bench, username = SITE_USER): Promise<number> {
   const { users } = bench.composition.services;
   const customerId = bench.customer.customerId;
-  const existing = await users.findByLogin(customerId, SITE_USER);
+  const existing = await users.findByLogin(customerId, username);
   if (existing) return existing.id;
   const created = await users.create(customerId, {
-    username: SITE_USER, email: `${SITE_USER}@bench.example`, firstName: 'Bench', lastName: 'Site',
+    username, email: `${username}@bench.example`, firstName: 'Bench', lastName: 'Site',
     password: SITE_PASSWORD, customAttributes: {},
   }, SYSTEM);
   return created.id;
+}
+
+/**
+ * `count` site users with the same password, for logins under load: the token endpoint reserves each
+ * login against its user (at most LATCHKEY_SITE_LOGIN_USER_ATTEMPTS, 5, in flight), so one user at 10
+ * connections would measure the throttle's refusals, not the logins.
+ */
+export async function siteLoginUsers(bench: Bench, count: number): Promise<string[]> {
+  const names = Array.from({ length: count }, (_, i) => (i === 0 ? SITE_USER : `${SITE_USER}-${i + 1}`));
+  for (const name of names) await siteUserId(bench, name);
+  return names;
 }
 
 export async function ensurePosts(bench: Bench, count: number): Promise<void> {
