@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { createDatabaseReplayGuard, createRedisReplayGuard } from '../../src/identity/replay-guard.ts';
-import { createTestClock } from '../../src/lib/clock.ts';
+import { createDatabaseReplayGuard, createRedisReplayGuard, type SharedReplayGuard } from '../../src/identity/replay-guard.ts';
+import { createTestClock, type TestClock } from '../../src/lib/clock.ts';
 import { postgresStore, postgresUrl } from '../helpers/stores.ts';
 
 const GRACE_MS = 2000;
@@ -19,6 +19,32 @@ const WINDOW_MS = 300_000;
 const digest = () => randomBytes(64).toString('hex');
 
 if (postgresUrl) await postgresStore();
+
+/**
+ * Node `a` (whose questions to the store `asked` counts) and node `b` on one store: `a` asks once per
+ * triple, its further calls share the answer within the grace, and both agree on the first use.
+ */
+async function assertAskedOncePerTriple(a: SharedReplayGuard, b: SharedReplayGuard, clock: TestClock, asked: () => number): Promise<void> {
+  const d = digest();
+  // A busy client's calls with one triple, in this turn and the next ones, while the question runs.
+  const first = a.admit(1, d, clock.now());
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  const second = a.admit(1, d, clock.now());
+  assert.deepEqual([await first, await second], [true, true]);
+  clock.advance(GRACE_MS / 2);
+  assert.equal(await a.admit(1, d, clock.now()), true);
+  assert.equal(asked(), 1);
+  // The other node records nothing new: it gets the first use node a made.
+  assert.equal(await b.admit(1, d, clock.now()), true);
+  clock.advance(GRACE_MS / 2 + 1);
+  assert.deepEqual([await a.admit(1, d, clock.now()), await b.admit(1, d, clock.now())], [false, false]);
+  // A triple first used on the other node is refused here after the grace, though this node never saw it.
+  const elsewhere = digest();
+  assert.equal(await b.admit(1, elsewhere, clock.now()), true);
+  clock.advance(GRACE_MS + 1);
+  assert.equal(await a.admit(1, elsewhere, clock.now()), false);
+}
 
 describe('replay guard, statements shared by a turn [postgres]', { skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, () => {
   test('concurrent admits: new and doubled triples pass, a triple first seen past the grace is refused, a failure refuses every waiter', async () => {
@@ -66,25 +92,7 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
     });
     const a = createDatabaseReplayGuard({ db: counted, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     const b = createDatabaseReplayGuard({ db: store.db, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
-    const d = digest();
-    // A busy client's calls with one triple, in this turn and the next ones, while the statement runs.
-    const first = a.admit(1, d, clock.now());
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
-    const second = a.admit(1, d, clock.now());
-    assert.deepEqual([await first, await second], [true, true]);
-    clock.advance(GRACE_MS / 2);
-    assert.equal(await a.admit(1, d, clock.now()), true);
-    assert.equal(statements, 1);
-    // The other node writes nothing new: it gets the first use node a made.
-    assert.equal(await b.admit(1, d, clock.now()), true);
-    clock.advance(GRACE_MS / 2 + 1);
-    assert.deepEqual([await a.admit(1, d, clock.now()), await b.admit(1, d, clock.now())], [false, false]);
-    // A triple first used on the other node is refused here after the grace, though this node never saw it.
-    const elsewhere = digest();
-    assert.equal(await b.admit(1, elsewhere, clock.now()), true);
-    clock.advance(GRACE_MS + 1);
-    assert.equal(await a.admit(1, elsewhere, clock.now()), false);
+    await assertAskedOncePerTriple(a, b, clock, () => statements);
   });
 
   test('a failed statement is not remembered: the same triple asks again and is admitted', async () => {
@@ -131,17 +139,6 @@ describe('replay guard in Redis, asked once per triple', { skip: redisUrl ? fals
     const prefix = `latchkey:test:${randomBytes(4).toString('hex')}:`;
     const a = createRedisReplayGuard({ redis: counted, prefix, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     const b = createRedisReplayGuard({ redis, prefix, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
-    const d = digest();
-    assert.deepEqual(await Promise.all([a.admit(1, d, clock.now()), a.admit(1, d, clock.now())]), [true, true]);
-    clock.advance(GRACE_MS / 2);
-    assert.equal(await a.admit(1, d, clock.now()), true);
-    assert.equal(commands, 1);
-    assert.equal(await b.admit(1, d, clock.now()), true);
-    clock.advance(GRACE_MS / 2 + 1);
-    assert.deepEqual([await a.admit(1, d, clock.now()), await b.admit(1, d, clock.now())], [false, false]);
-    const elsewhere = digest();
-    assert.equal(await b.admit(1, elsewhere, clock.now()), true);
-    clock.advance(GRACE_MS + 1);
-    assert.equal(await a.admit(1, elsewhere, clock.now()), false);
+    await assertAskedOncePerTriple(a, b, clock, () => commands);
   });
 });
