@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Bundles a TypeScript entry point and the sources it imports into ES modules under dist/ (packages
- * stay imports of node_modules, but for the few the bundle carries: scripts/bundle-externals.mjs). `npm start` runs the server from this bundle with plain `node`:
+ * stay imports of node_modules; the CLI's split bundle carries a few inside it, see
+ * scripts/bundle-externals.mjs). `npm start` runs the server from this bundle with plain `node`:
  * running the sources through `node --import tsx` keeps tsx's loader alive in the server for its
  * whole life (about 35 MiB of memory).
  *
@@ -28,7 +29,7 @@ const ifStale = args.includes('--if-stale');
 const split = args.includes('--split');
 const [entry = 'src/main.ts', outfile = 'dist/main.js'] = args.filter((arg) => !arg.startsWith('--'));
 
-const common = { entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', external: bundleExternals(), logLevel: 'warning' };
+const common = { entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' };
 
 /** Chunks no build has written for this long belong to no process still starting (a CLI call loads its chunks at once). */
 const STALE_CHUNK_MS = 60 * 60 * 1000;
@@ -40,7 +41,7 @@ async function buildSplit() {
   const staging = join(dir, `.${name}-${process.pid}`);
   try {
     const { metafile } = await build({
-      ...common, outdir: staging, splitting: true, entryNames: name, chunkNames: `${chunks}/[name]-[hash]`, metafile: true,
+      ...common, external: bundleExternals(), outdir: staging, splitting: true, entryNames: name, chunkNames: `${chunks}/[name]-[hash]`, metafile: true,
     });
     mkdirSync(join(dir, chunks), { recursive: true });
     const written = new Set();
@@ -62,5 +63,5 @@ async function buildSplit() {
 
 if (!(ifStale && isBundleCurrent('.', outfile))) {
   if (split) await buildSplit();
-  else await build({ ...common, outfile });
+  else await build({ ...common, packages: 'external', outfile });
 }

@@ -1,10 +1,14 @@
 /**
- * What our bundles leave as imports of node_modules: every package the project depends on, except
- * the few they carry inside them. Those are pure JavaScript in many small files, which Node loads one
+ * What the CLI's bundle leaves as imports of node_modules: every package the project depends on, except
+ * the few it carries inside it. Those are pure JavaScript in many small files, which Node loads one
  * module at a time: importing kysely (288 ES modules) from node_modules costs about 0.17 s of CPU in
- * every process that does (each CLI command, the server's start, each test file), bundled a few
- * hundredths. Only packages with no dependencies of their own qualify: an inlined package's imports
- * would otherwise resolve to the project's node_modules, whatever version it asked for.
+ * every process that does, bundled a few hundredths, and every CLI command is a new process. Only
+ * packages with no dependencies of their own qualify: an inlined package's imports would otherwise
+ * resolve to the project's node_modules, whatever version it asked for.
+ *
+ * The server's bundle (and the tests', which stand for it) inline nothing: side by side, users/get ran
+ * at 0.89-1.00 of the rate of the same server with these packages external (0.99 against itself), and
+ * a server starts once.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -8,10 +8,9 @@
 // dist/.tests-<pid>/, removed afterwards. Source maps make a failure's stack name the .ts lines. The tests find
 // the repository through test/helpers/paths.ts, not their own location.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
-import { bundleExternals } from './bundle-externals.mjs';
 
 function collect(path) {
   if (statSync(path).isFile()) return path.endsWith('.test.ts') ? [path] : [];
@@ -41,9 +40,9 @@ for (const name of readdirSync('dist')) {
   if (pid && !running(Number(pid))) rmSync(join('dist', name), { recursive: true, force: true });
 }
 const outdir = join('dist', `.tests-${process.pid}`);
-// What the package depends on stays an import of node_modules, as in the product's bundles (the same few
-// packages inlined); the workspace's own packages (packages/*, whose entry points are TypeScript) are
-// bundled like the tests.
+// What the package depends on stays an import of node_modules; the workspace's own packages (packages/*, whose
+// entry points are TypeScript) are bundled like the tests.
+const { dependencies = {}, devDependencies = {} } = JSON.parse(readFileSync('package.json', 'utf8'));
 let status = 1;
 try {
   await build({
@@ -56,7 +55,7 @@ try {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: bundleExternals(),
+    external: [...Object.keys(dependencies), ...Object.keys(devDependencies)],
     sourcemap: 'linked',
     logLevel: 'warning',
   });
