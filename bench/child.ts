@@ -1,18 +1,19 @@
 /**
  * The parent's handle on the server under test (bench/server.ts in a child process): start it,
- * ask it for ceilings, read its resident memory from /proc, stop it.
+ * ask it for a route's answer (for its ceiling), read its resident memory from /proc, stop it.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CapturedAnswer } from './ceiling.ts';
 import type { ChildMessage, Face, ParentMessage } from './server.ts';
 
 export interface ServerHandle {
   pid: number;
   ports: Record<Face, number>;
-  /** Starts a ceiling for one request: the real route's answer, served by a bare Fastify. */
-  startCeiling(request: { face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<Ceiling>;
+  /** The real route's answer to one request, for its ceiling (bench/ceiling.ts). */
+  capture(request: { face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<CapturedAnswer>;
   /** The server's own view: V8 heap, external and array buffers (bytes). */
   memoryUsage(options?: { collect?: boolean }): Promise<NodeJS.MemoryUsage>;
   /** Writes a V8 heap snapshot of the server to `path` (for Chrome DevTools' Memory tab). */
@@ -36,14 +37,6 @@ export interface ServerHandle {
   stop(): Promise<void>;
 }
 
-export interface Ceiling {
-  port: number;
-  status: number;
-  /** The real route's response body, byte for byte. */
-  body: string;
-  close(): Promise<void>;
-}
-
 const root = fileURLToPath(new URL('..', import.meta.url));
 const serverSource = fileURLToPath(new URL('./server.ts', import.meta.url));
 // Bundled as `npm start` bundles src/main.ts, so the server runs as it does in production (no tsx loader).
@@ -62,7 +55,7 @@ export function startEnvironment(): Record<string, string> {
 /** Linux reports process times in clock ticks of USER_HZ, 100 a second on every architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
 
-function readCpuSeconds(pid: number): number | undefined {
+export function readCpuSeconds(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces), from the 3rd (state): utime is the 14th, stime the 15th.
@@ -160,16 +153,10 @@ export async function startServer(options: {
     ports,
     rssMiB,
     cpuSeconds: () => readCpuSeconds(pid),
-    async startCeiling(request) {
-      const id = nextId++;
-      const answer = await ask({ type: 'ceiling', id, ...request });
-      if (answer.type !== 'ceiling') throw new Error(`unexpected answer ${answer.type}`);
-      return {
-        port: answer.port,
-        status: answer.status,
-        body: answer.body,
-        close: async () => { await ask({ type: 'ceiling-close', id }); },
-      };
+    async capture(request) {
+      const answer = await ask({ type: 'capture', id: nextId++, ...request });
+      if (answer.type !== 'captured') throw new Error(`unexpected answer ${answer.type}`);
+      return { method: request.method, path: request.url.split('?')[0]!, status: answer.status, contentType: answer.contentType, body: Buffer.from(answer.body, 'base64') };
     },
     async settledRssMiB(maxSeconds) {
       const samples: number[] = [];

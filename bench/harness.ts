@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { Composition } from '../src/compose/index.ts';
 import type { CreatedCustomer } from '../src/identity/customers/service.ts';
+import type { CeilingHost } from './ceiling.ts';
 import type { ServerHandle } from './child.ts';
 import type { DrivenLoad } from './flows.ts';
 import type { Face } from './server.ts';
@@ -22,11 +23,14 @@ export interface Scenario {
   summary: string;
   run(bench: Bench): Promise<void>;
   /**
-   * With --baseline: the request measured on each server, made for that side (its customer, its
-   * setup through the admin API). Scenarios without it are not run side by side.
+   * With --baseline: the requests measured on each server, made for that side (its customer, its
+   * setup through the wire: the admin API, the site's routes), one comparison each, in this order.
+   * Scenarios without it are not run side by side.
    */
-  sideBySide?(side: Side): Promise<{ label: string; spec: RequestSpec }>;
+  sideBySide?(side: Side): Promise<SideBySideRequest | SideBySideRequest[]>;
 }
+
+export interface SideBySideRequest { label: string; spec: RequestSpec }
 
 /** One server under test as a side-by-side scenario sees it: this checkout's, or the baseline's. */
 export interface Side {
@@ -37,6 +41,10 @@ export interface Side {
   admin(path: string, body?: Record<string, unknown>, method?: RequestSpec['method']): RequestSpec;
   /** One signed admin call now, for a scenario's setup (the admin API both commits answer alike); throws unless 200. */
   call(path: string, body: Record<string, unknown>): Promise<unknown>;
+  /** A request to this side's content site (bench.site's). */
+  site: Bench['site'];
+  /** The address of `path` on one of this side's faces, for a setup call through the wire. */
+  url(face: Face, path: string): string;
 }
 
 /** The baseline server (--baseline) and its bench customer. */
@@ -163,6 +171,8 @@ export function createBench(deps: {
   customer: CreatedCustomer;
   composition: Composition;
   server: ServerHandle;
+  /** Where the ceilings run: a process of their own. */
+  ceilings: CeilingHost;
   smtp: SmtpSinkHandle;
   collected: Collected;
   /** Set with --profile: where the server's CPU profiles of real measurements go. */
@@ -170,7 +180,7 @@ export function createBench(deps: {
   baseline?: BaselineServer;
   log: (line: string) => void;
 }): { bench: Bench; setScenario(name: string): void } {
-  const { options, server, collected, log } = deps;
+  const { options, server, ceilings, collected, log } = deps;
   let scenario = '';
   const sign = adminSigner(deps.customer.customerKey, deps.customer.apiKey);
   const signDistinct = distinctAdminSigner(deps.customer.customerKey, deps.customer.apiKey);
@@ -180,8 +190,8 @@ export function createBench(deps: {
   const runnerOf = (spec: RequestSpec | DrivenLoad) =>
     'drive' in spec ? (seconds: number) => spec.drive(seconds, options.connections) : runner(port(spec), spec);
 
-  const load = async (run: (seconds: number) => Promise<LoadRun>, seconds: number, profileLabel?: string, countCpu = true) => {
-    const cpuBefore = countCpu ? server.cpuSeconds() : undefined;
+  const load = async (run: (seconds: number) => Promise<LoadRun>, seconds: number, profileLabel: string | undefined, cpuOf: (() => number | undefined) | undefined) => {
+    const cpuBefore = cpuOf?.();
     const work = () => run(seconds);
     let measured = work;
     if (profileLabel && deps.profileDir) {
@@ -191,7 +201,7 @@ export function createBench(deps: {
       measured = () => server.profile(path, work);
     }
     const { result, peakMiB } = await server.peakRssDuring(measured);
-    const cpuAfter = cpuBefore === undefined ? undefined : server.cpuSeconds();
+    const cpuAfter = cpuBefore === undefined ? undefined : cpuOf?.();
     return { run: result, peakMiB, cpuSeconds: cpuAfter === undefined ? undefined : cpuAfter - cpuBefore! };
   };
 
@@ -206,8 +216,12 @@ export function createBench(deps: {
     };
   };
 
-  /** `cpu: false`: a load on another process (the baseline server), whose CPU this server's figure must not take. */
-  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string; cpu?: boolean }
+  /**
+   * `cpu`: whose CPU the entry's per-core figure is of: the server under test's (the default), the
+   * ceilings' process, or none (the baseline server, whose CPU this run does not read).
+   */
+  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string; cpu?: 'ceiling' | false }
+  const cpuOf = (entry: Entry) => (entry.cpu === false ? undefined : entry.cpu === 'ceiling' ? ceilings.cpuSeconds : server.cpuSeconds);
   /**
    * Warms every entry up, then runs them in short slices, in blocks that alternate forward and
    * backward (ABBA for two): background load that drifts during the run hits every side alike.
@@ -226,7 +240,7 @@ export function createBench(deps: {
       if (b % 2 === 1) order.reverse();
       for (const i of order) {
         if (i === entries.length) { await between!(slice); continue; }
-        const { run, peakMiB, cpuSeconds } = await load(entries[i].run, slice, entries[i].profile, entries[i].cpu !== false);
+        const { run, peakMiB, cpuSeconds } = await load(entries[i].run, slice, entries[i].profile, cpuOf(entries[i]));
         runs[i].push(run);
         peaks[i].push(peakMiB);
         cpu[i].push(cpuSeconds);
@@ -271,10 +285,7 @@ export function createBench(deps: {
 
     async compare(label, spec, target, others = []) {
       const payload = encodeBody(spec);
-      const ceiling = await server.startCeiling({
-        face: spec.face, method: spec.method, url: spec.path, headers: headersOf(spec),
-        ...(payload !== undefined ? { payload } : {}),
-      });
+      const ceiling = await startCeiling(spec);
       try {
         // The ceiling must answer byte for byte what the real route answered.
         const check = await fetch(`http://127.0.0.1:${ceiling.port}${spec.path}`, {
@@ -283,7 +294,7 @@ export function createBench(deps: {
         const echoed = await check.text();
         if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
         const { runs, peaks, cpu } = await interleave([
-          { run: runner(ceiling.port, spec) },
+          { run: runner(ceiling.port, spec), cpu: 'ceiling' },
           { run: runner(port(spec), spec), profile: label },
           ...others.map((o) => ({ run: runner(port(o.spec), o.spec), profile: o.label })),
         ]);
@@ -320,30 +331,41 @@ export function createBench(deps: {
     async sideBySide(chosen) {
       const baseline = deps.baseline;
       if (!baseline || !chosen.sideBySide) throw new Error(`${chosen.name}: no side-by-side measurement (needs --baseline and a scenario that has one)`);
-      const mine = await chosen.sideBySide(makeSide('this', deps.customer, server));
-      const theirs = await chosen.sideBySide(makeSide('baseline', baseline.customer, baseline.server));
-      const payload = encodeBody(mine.spec);
-      const ceiling = await server.startCeiling({
-        face: mine.spec.face, method: mine.spec.method, url: mine.spec.path, headers: headersOf(mine.spec),
-        ...(payload !== undefined ? { payload } : {}),
-      });
-      try {
-        const { runs, peaks, cpu } = await interleave([
-          { run: runner(ceiling.port, mine.spec) },
-          { run: runner(server.ports[mine.spec.face], mine.spec), profile: mine.label },
-          { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec), cpu: false },
-        ]);
-        const c = finish({ ...row(mine.label, 'ceiling', runs[0], [], cpu[0]), responseBytes: Buffer.byteLength(ceiling.body) });
-        const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };
-        const ours = finish(ratio(row(mine.label, 'real', runs[1], peaks[1], cpu[1])));
-        const base = finish(ratio(row(`${theirs.label} @ ${baseline.ref}`, 'real', runs[2], [])));
-        bench.check(`${mine.label} this ÷ ${baseline.ref}`, ours.requestsPerSecond / base.requestsPerSecond, 'x', { op: '>=', threshold: 0.9, source: 'issue 27' },
-          `${Math.round(ours.requestsPerSecond)} vs ${Math.round(base.requestsPerSecond)} req/s; to the ceiling ${ours.ratio!.toFixed(2)} vs ${base.ratio!.toFixed(2)}`);
-      } finally {
-        await ceiling.close();
-      }
+      const list = (requests: SideBySideRequest | SideBySideRequest[]) => (Array.isArray(requests) ? requests : [requests]);
+      const mine = list(await chosen.sideBySide(makeSide('this', deps.customer, server)));
+      const theirs = list(await chosen.sideBySide(makeSide('baseline', baseline.customer, baseline.server)));
+      for (const [i, ours] of mine.entries()) await compareSides(baseline, ours, theirs[i]!);
     },
   };
+
+  /** A ceiling for `spec`: the server under test's answer to it, served from the ceilings' process. */
+  async function startCeiling(spec: RequestSpec) {
+    const payload = encodeBody(spec);
+    const answer = await server.capture({
+      face: spec.face, method: spec.method, url: spec.path, headers: headersOf(spec), ...(payload !== undefined ? { payload } : {}),
+    });
+    return ceilings.serve(answer);
+  }
+
+  /** One request on this server, on the baseline and on a ceiling, in interleaved slices. */
+  async function compareSides(baseline: BaselineServer, mine: SideBySideRequest, theirs: SideBySideRequest): Promise<void> {
+    const ceiling = await startCeiling(mine.spec);
+    try {
+      const { runs, peaks, cpu } = await interleave([
+        { run: runner(ceiling.port, mine.spec), cpu: 'ceiling' },
+        { run: runner(server.ports[mine.spec.face], mine.spec), profile: mine.label },
+        { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec), cpu: false },
+      ]);
+      const c = finish({ ...row(mine.label, 'ceiling', runs[0], [], cpu[0]), responseBytes: Buffer.byteLength(ceiling.body) });
+      const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };
+      const ours = finish(ratio(row(mine.label, 'real', runs[1], peaks[1], cpu[1])));
+      const base = finish(ratio(row(`${theirs.label} @ ${baseline.ref}`, 'real', runs[2], [])));
+      bench.check(`${mine.label} this ÷ ${baseline.ref}`, ours.requestsPerSecond / base.requestsPerSecond, 'x', { op: '>=', threshold: 0.9, source: 'issue 27' },
+        `${Math.round(ours.requestsPerSecond)} vs ${Math.round(base.requestsPerSecond)} req/s; to the ceiling ${ours.ratio!.toFixed(2)} vs ${base.ratio!.toFixed(2)}`);
+    } finally {
+      await ceiling.close();
+    }
+  }
 
   function makeSide(name: Side['name'], customer: Side['customer'], on: ServerHandle): Side {
     const signer = adminSigner(customer.customerKey, customer.apiKey);
@@ -360,6 +382,8 @@ export function createBench(deps: {
         if (response.status !== 200) throw new Error(`${name} ${path}: ${response.status} ${text.slice(0, 300)}`);
         return JSON.parse(text);
       },
+      site: bench.site,
+      url: (face, path) => `http://127.0.0.1:${on.ports[face]}${path}`,
     };
   }
   return { bench, setScenario: (name) => { scenario = name; } };

@@ -13,6 +13,7 @@ import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore, type Store } from '../src/store/db.ts';
 import { checkOutBaseline, setUpBaseline, type BaselineCheckout } from './baseline.ts';
+import { startCeilingHost, type CeilingHost } from './ceiling.ts';
 import { startServer, type ServerHandle } from './child.ts';
 import { createBench, passes, type BaselineServer, type CheckRow, type Collected, type Target } from './harness.ts';
 import { parseOptions, USAGE, type BenchOptions } from './options.ts';
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
   let store: Store | undefined;
   let composition: Composition | undefined;
   let server: ServerHandle | undefined;
+  let ceilings: CeilingHost | undefined;
   let smtp: SmtpSinkHandle | undefined;
   // --baseline: the other commit's worktree, database and server (bench/baseline.ts).
   const baselineDir = join(dir, 'baseline-data');
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
   let interrupted = false;
   const cleanUp = async () => {
     await server?.stop().catch(() => {});
+    await ceilings?.stop().catch(() => {});
     await baselineServer?.stop().catch(() => {});
     await smtp?.stop().catch(() => {});
     await store?.close().catch(() => {});
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
     // The server's mail worker sends to a local sink (magic links, outbox scenarios).
     smtp = await startSmtpSink();
     server = await startServer({ smtpUrl: smtp.url, database: database.url, ...(database.schema ? { schema: database.schema } : {}), dataDir: dir, logLevel: options.logLevel, nodeFlags: options.nodeFlags, fromSources: options.profile});
+    ceilings = await startCeilingHost({ nodeFlags: options.nodeFlags });
     await sleep(2000);
     const rss: Report['rss'] = { startedMiB: server.rssMiB() };
     log(`server pid ${server.pid}: ${Object.entries(server.ports).map(([face, port]) => `${face} on 127.0.0.1:${port}`).join(', ')}; 2 s after start RSS ${rss.startedMiB?.toFixed(1) ?? 'n/a'} MiB`);
@@ -130,7 +134,7 @@ async function main(): Promise<void> {
 
     const collected: Collected = { measurements: [], checks: [], notes: [], profiles: {} };
     const { bench, setScenario } = createBench({
-      options, users: options.users, customer, composition, server, smtp, collected, log,
+      options, users: options.users, customer, composition, server, ceilings, smtp, collected, log,
       ...(options.profile ? { profileDir: dir } : {}),
       ...(baseline ? { baseline } : {}),
     });
@@ -179,6 +183,8 @@ async function main(): Promise<void> {
 
     await server.stop();
     server = undefined;
+    await ceilings.stop();
+    ceilings = undefined;
 
     const report: Report = {
       startedAt: startedAt.toISOString(),

@@ -1,10 +1,8 @@
 /**
  * The server under test, in its own process (forked by bench/run.ts) so the load generator never
  * shares its event loop: both Latchkey faces as `npm start` builds them and a second content site
- * signing RS256 JWTs (same database and customer), on 127.0.0.1 ports chosen by the OS, plus on
- * request a "ceiling": a bare Fastify (no auth, no database, no hooks, no serialisation) that
- * answers one route with the bytes captured from the real route, so the difference is everything
- * Latchkey adds.
+ * signing RS256 JWTs (same database and customer), on 127.0.0.1 ports chosen by the OS. On request
+ * it captures a route's answer for its ceiling, which another process serves (bench/ceiling-server.ts).
  *
  *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l] [--smtp-url u]
  *
@@ -18,7 +16,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { compose } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStore } from '../src/store/db.ts';
@@ -27,8 +25,7 @@ import { createStore } from '../src/store/db.ts';
 export type Face = 'identity' | 'site' | 'siteRs256';
 
 export type ParentMessage =
-  | { type: 'ceiling'; id: number; face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }
-  | { type: 'ceiling-close'; id: number }
+  | { type: 'capture'; id: number; face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }
   | { type: 'memory'; id: number; collect?: boolean }
   | { type: 'heap-snapshot'; id: number; path: string }
   | { type: 'profile-start'; id: number }
@@ -37,7 +34,7 @@ export type ParentMessage =
 
 export type ChildMessage =
   | { type: 'ready'; ports: Record<Face, number> }
-  | { type: 'ceiling'; id: number; port: number; status: number; body: string }
+  | { type: 'captured'; id: number; status: number; contentType: string; body: string }
   | { type: 'done'; id: number }
   | { type: 'memory'; id: number; usage: NodeJS.MemoryUsage }
   | { type: 'error'; id: number; message: string };
@@ -90,9 +87,8 @@ async function main(): Promise<void> {
     ports[face] = (app.server.address() as { port: number }).port;
   }
 
-  const ceilings = new Map<number, FastifyInstance>();
-
-  async function startCeiling(message: Extract<ParentMessage, { type: 'ceiling' }>): Promise<void> {
+  /** The real route's answer, as the ceilings' process will send it (bench/ceiling-server.ts). */
+  async function capture(message: Extract<ParentMessage, { type: 'capture' }>): Promise<void> {
     const response = await faces[message.face].inject({
       method: message.method as 'GET',
       url: message.url,
@@ -102,20 +98,10 @@ async function main(): Promise<void> {
     if (response.statusCode < 200 || response.statusCode >= 300) {
       throw new Error(`${message.method} ${message.url} answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
     }
-    // The yardstick: the real answer's bytes, computed once and sent as they are. Nothing on this
-    // route can cost less, so a ratio above 1 would mean the yardstick is broken.
-    const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
-    const bytes = response.rawPayload;
-    const status = response.statusCode;
-    const ceiling = Fastify({ logger: false });
-    ceiling.route({
-      method: message.method as 'GET',
-      url: message.url.split('?')[0],
-      handler: (_request, reply) => { reply.code(status).type(contentType).send(bytes); },
+    send({
+      type: 'captured', id: message.id, status: response.statusCode,
+      contentType: String(response.headers['content-type'] ?? 'application/octet-stream'), body: response.rawPayload.toString('base64'),
     });
-    await ceiling.listen({ host: '127.0.0.1', port: 0 });
-    ceilings.set(message.id, ceiling);
-    send({ type: 'ceiling', id: message.id, port: (ceiling.server.address() as { port: number }).port, status, body: response.body });
   }
 
   // A full collection, so that the heap "used" after it is what is still held (per-scenario memory).
@@ -147,7 +133,6 @@ async function main(): Promise<void> {
   }
 
   async function stop(): Promise<void> {
-    for (const ceiling of ceilings.values()) await ceiling.close();
     await Promise.allSettled(Object.values(faces).map((app) => app.close()));
     await composition.close();
     await store.close();
@@ -157,12 +142,8 @@ async function main(): Promise<void> {
 
   process.on('message', (message: ParentMessage) => {
     const run = async () => {
-      if (message.type === 'ceiling') await startCeiling(message);
-      else if (message.type === 'ceiling-close') {
-        await ceilings.get(message.id)?.close();
-        ceilings.delete(message.id);
-        send({ type: 'done', id: message.id });
-      } else if (message.type === 'memory') {
+      if (message.type === 'capture') await capture(message);
+      else if (message.type === 'memory') {
         if (message.collect) await collectGarbage();
         send({ type: 'memory', id: message.id, usage: process.memoryUsage() });
       } else if (message.type === 'heap-snapshot') {

@@ -7,11 +7,12 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SYSTEM } from '../../src/audit/context.ts';
+import { API_KEYS_PATH } from '../../src/site/api-keys/routes.ts';
 import { startEnvironment } from '../child.ts';
 import type { DrivenLoad } from '../flows.ts';
 import type { Bench, MeasurementRow, Scenario } from '../harness.ts';
 import type { RequestSpec } from '../load.ts';
-import { ensurePosts, login, POSTS_PATH, SITE_PASSWORD, SITE_USER, siteLoginUsers, TOKEN_PATH } from './site-setup.ts';
+import { ensurePosts, login, POSTS_PATH, SITE_PASSWORD, SITE_USER, siteCredential, siteLoginUsers, siteSide, TOKEN_PATH } from './site-setup.ts';
 
 const run = promisify(execFile);
 
@@ -27,6 +28,16 @@ export const sitePosts: Scenario = {
     await bench.compare('posts, RS256 JWT', bench.site('GET', POSTS_PATH, { face: 'siteRs256', headers: { authorization: `Bearer ${rs256}` } }), target);
     const { apiKey } = await bench.composition.services.siteApiKeys.create(bench.customer.customerId, { login: SITE_USER, name: 'bench' }, SYSTEM);
     await bench.compare('posts, API key', bench.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${apiKey}` } }), target);
+  },
+  // Side by side: each server's own user, posts, JWTs and API key, made through its wire.
+  async sideBySide(side) {
+    const { hs256, rs256 } = await siteSide(side, 20);
+    const apiKey = await siteCredential(side, hs256, API_KEYS_PATH, { name: 'bench' }, 'apiKey');
+    return [
+      { label: 'posts, HS256 JWT', spec: side.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${hs256}` } }) },
+      { label: 'posts, RS256 JWT', spec: side.site('GET', POSTS_PATH, { face: 'siteRs256', headers: { authorization: `Bearer ${rs256}` } }) },
+      { label: 'posts, API key', spec: side.site('GET', POSTS_PATH, { headers: { authorization: `Bearer ${apiKey}` } }) },
+    ];
   },
 };
 
