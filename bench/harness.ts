@@ -70,8 +70,8 @@ export interface MeasurementRow extends LoadStats {
   peakRssMiB?: number;
   /**
    * Requests answered per second of the server process's CPU (all its threads): what one core
-   * serves of this route, the load generator's share of the machine left out. Rows of this
-   * server only (not the baseline's).
+   * serves of this route, the load generator's share of the machine left out. A ceiling's row is
+   * of the ceilings' process, a baseline's of the baseline server.
    */
   perCore?: number;
   /** Size of the response body (ceiling rows). */
@@ -216,12 +216,9 @@ export function createBench(deps: {
     };
   };
 
-  /**
-   * `cpu`: whose CPU the entry's per-core figure is of: the server under test's (the default), the
-   * ceilings' process, or none (the baseline server, whose CPU this run does not read).
-   */
-  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string; cpu?: 'ceiling' | false }
-  const cpuOf = (entry: Entry) => (entry.cpu === false ? undefined : entry.cpu === 'ceiling' ? ceilings.cpuSeconds : server.cpuSeconds);
+  /** `cpu`: the process whose CPU the entry's per-core figure is of, by default the server under test. */
+  interface Entry { run: (seconds: number) => Promise<LoadRun>; profile?: string; cpu?: () => number | undefined }
+  const cpuOf = (entry: Entry) => entry.cpu ?? server.cpuSeconds;
   /**
    * Warms every entry up, then runs them in short slices, in blocks that alternate forward and
    * backward (ABBA for two): background load that drifts during the run hits every side alike.
@@ -294,7 +291,7 @@ export function createBench(deps: {
         const echoed = await check.text();
         if (echoed !== ceiling.body) throw new Error(`${label}: the ceiling's body differs from the real route's (${echoed.length} vs ${ceiling.body.length} bytes)`);
         const { runs, peaks, cpu } = await interleave([
-          { run: runner(ceiling.port, spec), cpu: 'ceiling' },
+          { run: runner(ceiling.port, spec), cpu: ceilings.cpuSeconds },
           { run: runner(port(spec), spec), profile: label },
           ...others.map((o) => ({ run: runner(port(o.spec), o.spec), profile: o.label })),
         ]);
@@ -352,14 +349,14 @@ export function createBench(deps: {
     const ceiling = await startCeiling(mine.spec);
     try {
       const { runs, peaks, cpu } = await interleave([
-        { run: runner(ceiling.port, mine.spec), cpu: 'ceiling' },
+        { run: runner(ceiling.port, mine.spec), cpu: ceilings.cpuSeconds },
         { run: runner(server.ports[mine.spec.face], mine.spec), profile: mine.label },
-        { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec), cpu: false },
+        { run: runner(baseline.server.ports[theirs.spec.face], theirs.spec), cpu: baseline.server.cpuSeconds },
       ]);
       const c = finish({ ...row(mine.label, 'ceiling', runs[0], [], cpu[0]), responseBytes: Buffer.byteLength(ceiling.body) });
       const ratio = (r: MeasurementRow) => { r.ratio = c.requestsPerSecond > 0 ? r.requestsPerSecond / c.requestsPerSecond : NaN; return r; };
       const ours = finish(ratio(row(mine.label, 'real', runs[1], peaks[1], cpu[1])));
-      const base = finish(ratio(row(`${theirs.label} @ ${baseline.ref}`, 'real', runs[2], [])));
+      const base = finish(ratio(row(`${theirs.label} @ ${baseline.ref}`, 'real', runs[2], [], cpu[2])));
       bench.check(`${mine.label} this ÷ ${baseline.ref}`, ours.requestsPerSecond / base.requestsPerSecond, 'x', { op: '>=', threshold: 0.9, source: 'issue 27' },
         `${Math.round(ours.requestsPerSecond)} vs ${Math.round(base.requestsPerSecond)} req/s; to the ceiling ${ours.ratio!.toFixed(2)} vs ${base.ratio!.toFixed(2)}`);
     } finally {
