@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { readCpuSeconds, startEnvironment } from './child.ts';
 import type { CeilingAnswer, CeilingMessage } from './ceiling-server.ts';
 
-/** The real route's answer, captured by the server under test. */
+/** The real route's answer, as the server under test gave it. */
 export interface CapturedAnswer { method: string; path: string; status: number; contentType: string; body: Buffer }
 
 export interface Ceiling {

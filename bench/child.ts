@@ -1,19 +1,16 @@
 /**
  * The parent's handle on the server under test (bench/server.ts in a child process): start it,
- * ask it for a route's answer (for its ceiling), read its resident memory from /proc, stop it.
+ * read its resident memory and CPU from /proc, profile it, stop it.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CapturedAnswer } from './ceiling.ts';
 import type { ChildMessage, Face, ParentMessage } from './server.ts';
 
 export interface ServerHandle {
   pid: number;
   ports: Record<Face, number>;
-  /** The real route's answer to one request, for its ceiling (bench/ceiling.ts). */
-  capture(request: { face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<CapturedAnswer>;
   /** The server's own view: V8 heap, external and array buffers (bytes). */
   memoryUsage(options?: { collect?: boolean }): Promise<NodeJS.MemoryUsage>;
   /** Writes a V8 heap snapshot of the server to `path` (for Chrome DevTools' Memory tab). */
@@ -153,11 +150,6 @@ export async function startServer(options: {
     ports,
     rssMiB,
     cpuSeconds: () => readCpuSeconds(pid),
-    async capture(request) {
-      const answer = await ask({ type: 'capture', id: nextId++, ...request });
-      if (answer.type !== 'captured') throw new Error(`unexpected answer ${answer.type}`);
-      return { method: request.method, path: request.url.split('?')[0]!, status: answer.status, contentType: answer.contentType, body: Buffer.from(answer.body, 'base64') };
-    },
     async settledRssMiB(maxSeconds) {
       const samples: number[] = [];
       const first = rssMiB();

@@ -1,8 +1,8 @@
 /**
  * The server under test, in its own process (forked by bench/run.ts) so the load generator never
  * shares its event loop: both Latchkey faces as `npm start` builds them and a second content site
- * signing RS256 JWTs (same database and customer), on 127.0.0.1 ports chosen by the OS. On request
- * it captures a route's answer for its ceiling, which another process serves (bench/ceiling-server.ts).
+ * signing RS256 JWTs (same database and customer), on 127.0.0.1 ports chosen by the OS. The ceilings
+ * the real routes are compared with run in another process (bench/ceiling-server.ts).
  *
  *   node dist/bench-server.js --database <sqlite path | postgres url> [--schema s] --data-dir d [--log-level l] [--smtp-url u]
  *
@@ -25,7 +25,6 @@ import { createStore } from '../src/store/db.ts';
 export type Face = 'identity' | 'site' | 'siteRs256';
 
 export type ParentMessage =
-  | { type: 'capture'; id: number; face: Face; method: string; url: string; headers: Record<string, string>; payload?: string }
   | { type: 'memory'; id: number; collect?: boolean }
   | { type: 'heap-snapshot'; id: number; path: string }
   | { type: 'profile-start'; id: number }
@@ -34,7 +33,6 @@ export type ParentMessage =
 
 export type ChildMessage =
   | { type: 'ready'; ports: Record<Face, number> }
-  | { type: 'captured'; id: number; status: number; contentType: string; body: string }
   | { type: 'done'; id: number }
   | { type: 'memory'; id: number; usage: NodeJS.MemoryUsage }
   | { type: 'error'; id: number; message: string };
@@ -87,23 +85,6 @@ async function main(): Promise<void> {
     ports[face] = (app.server.address() as { port: number }).port;
   }
 
-  /** The real route's answer, as the ceilings' process will send it (bench/ceiling-server.ts). */
-  async function capture(message: Extract<ParentMessage, { type: 'capture' }>): Promise<void> {
-    const response = await faces[message.face].inject({
-      method: message.method as 'GET',
-      url: message.url,
-      headers: message.headers,
-      ...(message.payload !== undefined ? { payload: message.payload } : {}),
-    });
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      throw new Error(`${message.method} ${message.url} answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
-    }
-    send({
-      type: 'captured', id: message.id, status: response.statusCode,
-      contentType: String(response.headers['content-type'] ?? 'application/octet-stream'), body: response.rawPayload.toString('base64'),
-    });
-  }
-
   // A full collection, so that the heap "used" after it is what is still held (per-scenario memory).
   async function collectGarbage(): Promise<void> {
     const gc = new Session();
@@ -142,8 +123,7 @@ async function main(): Promise<void> {
 
   process.on('message', (message: ParentMessage) => {
     const run = async () => {
-      if (message.type === 'capture') await capture(message);
-      else if (message.type === 'memory') {
+      if (message.type === 'memory') {
         if (message.collect) await collectGarbage();
         send({ type: 'memory', id: message.id, usage: process.memoryUsage() });
       } else if (message.type === 'heap-snapshot') {
