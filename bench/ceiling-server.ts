@@ -1,7 +1,7 @@
 /**
  * The ceilings, in a process of their own (forked by bench/ceiling.ts): for each route measured, a
  * bare Fastify (no auth, no database, no hooks, no serialisation) answering the bytes the real route
- * answered, captured once by the server under test. Nothing on that route can cost less, so the
+ * answered when the bench asked it once over HTTP. Nothing on that route can cost less, so the
  * difference is everything Latchkey adds.
  *
  * Not in the server's process: there it shared the server's heap, garbage collections and compiled
