@@ -2,10 +2,11 @@
  * The parent's handle on the server under test (bench/server.ts in a child process): start it,
  * read its resident memory and CPU from /proc, profile it, stop it.
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { forkIpcChild } from './ipc-child.ts';
 import type { ChildMessage, Face, ParentMessage } from './server.ts';
 
 export interface ServerHandle {
@@ -38,16 +39,6 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const serverSource = fileURLToPath(new URL('./server.ts', import.meta.url));
 // Bundled as `npm start` bundles src/main.ts, so the server runs as it does in production (no tsx loader).
 const serverBundle = fileURLToPath(new URL('../dist/bench-server.js', import.meta.url));
-
-/**
- * The environment assignments of package.json's start script (`… && A=1 B=2 exec node dist/main.js`):
- * the allocator settings the server runs with, applied to every process the bench measures.
- */
-export function startEnvironment(): Record<string, string> {
-  const start: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
-  const command = start.split('&&').at(-1)!;
-  return Object.fromEntries([...command.matchAll(/(?:^|\s)([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
-}
 
 /** Linux reports process times in clock ticks of USER_HZ, 100 a second on every architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
@@ -107,39 +98,14 @@ export async function startServer(options: {
   const bundle = options.root ? join(options.root, 'dist/bench-server.js') : serverBundle;
   // Built by the checkout's own build script, as that commit's `npm start` would build it.
   if (!options.fromSources) execFileSync(process.execPath, ['scripts/build.mjs', source, bundle], { cwd: from, stdio: 'inherit' });
-  const child: ChildProcess = fork(options.fromSources ? source : bundle, args, {
-    execArgv: [...(options.fromSources ? ['--import', 'tsx'] : []), ...(options.nodeFlags ?? [])],
-    env: { ...process.env, ...startEnvironment() },
-    // Logs go where a deployment would send them; the bench only needs them to be written.
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const { child, ready } = await forkIpcChild<ParentMessage, ChildMessage, Extract<ChildMessage, { type: 'ready' }>>(
+    'the bench server', options.fromSources ? source : bundle, args, [...(options.fromSources ? ['--import', 'tsx'] : []), ...(options.nodeFlags ?? [])],
+  );
+  const { ports } = ready;
+  const { ask } = child;
   let nextId = 1;
-  const waiting = new Map<number, { resolve: (m: ChildMessage) => void; reject: (e: Error) => void }>();
-  let exited: Promise<void> = new Promise((resolve) => child.once('exit', () => resolve()));
 
-  const ports = await new Promise<Record<Face, number>>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the bench server exited during start (code ${code})`)));
-    child.on('message', (message: ChildMessage) => {
-      if (message.type === 'ready') { resolve(message.ports); return; }
-      const id = message.id;
-      const pending = waiting.get(id);
-      if (!pending) return;
-      waiting.delete(id);
-      if (message.type === 'error') pending.reject(new Error(`bench server: ${message.message}`));
-      else pending.resolve(message);
-    });
-  });
-  child.on('exit', (code) => {
-    for (const pending of waiting.values()) pending.reject(new Error(`the bench server exited (code ${code})`));
-    waiting.clear();
-  });
-
-  const ask = (message: ParentMessage & { id: number }) => new Promise<ChildMessage>((resolve, reject) => {
-    waiting.set(message.id, { resolve, reject });
-    child.send(message);
-  });
-
-  const pid = child.pid!;
+  const { pid } = child;
   const rssMiB = () => {
     const kib = readStatusKiB(pid, 'VmRSS');
     return kib === undefined ? undefined : kib / 1024;
@@ -193,12 +159,6 @@ export async function startServer(options: {
         await ask({ type: 'profile-stop', id: nextId++, path });
       }
     },
-    async stop() {
-      if (child.exitCode === null && child.connected) child.send({ type: 'stop' } satisfies ParentMessage);
-      const timeout = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timeout);
-      exited = Promise.resolve();
-    },
+    stop: child.stop,
   };
 }

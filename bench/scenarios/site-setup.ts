@@ -46,14 +46,9 @@ export async function ensurePosts(bench: Bench, count: number): Promise<void> {
 /** A JWT for the bench's site user, from the token endpoint of the face given. */
 export async function login(bench: Bench, face: SiteFace = 'site'): Promise<string> {
   await siteUserId(bench);
-  const response = await fetch(`http://127.0.0.1:${bench.server.ports[face]}${TOKEN_PATH}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ username: SITE_USER, password: SITE_PASSWORD }),
-  });
-  const body = await response.json() as { jwt_token?: string };
-  if (!response.ok || !body.jwt_token) throw new Error(`token endpoint answered ${response.status}: ${JSON.stringify(body)}`);
-  return body.jwt_token;
+  const token = await tokenFrom(`http://127.0.0.1:${bench.server.ports[face]}${TOKEN_PATH}`);
+  if (!token) throw new Error(`the ${face} token endpoint refused the bench's site user`);
+  return token;
 }
 
 /**

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SYSTEM } from '../../src/audit/context.ts';
 import { API_KEYS_PATH } from '../../src/site/api-keys/routes.ts';
-import { startEnvironment } from '../child.ts';
+import { startEnvironment } from '../ipc-child.ts';
 import type { DrivenLoad } from '../flows.ts';
 import type { Bench, MeasurementRow, Scenario } from '../harness.ts';
 import type { RequestSpec } from '../load.ts';
