@@ -35,6 +35,19 @@ import { scimTokenReadsMigration } from './0033-scim-token-reads.ts';
 
 const MAX_ATTEMPTS = 5;
 
+/**
+ * Kysely's migrator reads the catalog of every schema in the database; one that another client drops
+ * meanwhile fails that read with "schema … does not exist" (3F000), "relation … does not exist" (42P01),
+ * from its pg_get_serial_sequence "column … of relation … does not exist" (42703), naming one of that
+ * schema's tables, or, when the drop lands between two catalog lookups of one statement, PostgreSQL's
+ * internal "cache lookup failed for namespace …" (XX000). Exported for its test.
+ */
+export function isSchemaDroppedMeanwhile(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === '3F000' || code === '42P01' || code === '42703'
+    || (code === 'XX000' && /^cache lookup failed for (namespace|relation)/.test(message ?? ''));
+}
+
 export async function migrate(store: Store): Promise<void> {
   const migrations: Record<string, Migration> = {
     '0001-customers': customersMigration(store.dialect),
@@ -78,12 +91,8 @@ export async function migrate(store: Store): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return;
-    // Kysely's migrator reads the catalog of every schema in the database; one that another client
-    // drops meanwhile fails that read with "schema … does not exist" (3F000), "relation … does not exist"
-    // (42P01) or, from its pg_get_serial_sequence, "column … of relation … does not exist" (42703), naming
-    // one of that schema's tables. Runs are transactional: retry.
-    const code = (error as { code?: string }).code;
-    if ((code === '3F000' || code === '42P01' || code === '42703') && attempt < MAX_ATTEMPTS) continue;
+    // Runs are transactional: retry.
+    if (isSchemaDroppedMeanwhile(error) && attempt < MAX_ATTEMPTS) continue;
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
