@@ -53,6 +53,13 @@ const prefixOf = (digest: string): string => digest.slice(0, 32);
 const REMEMBERED_MAX = 50_000;
 
 /**
+ * Whether a request that asked at `askedAt` came within the grace of the triple's first use. Judged
+ * at the moment of asking, not when the shared store answers: a round trip slower than the grace (a
+ * busy database, a grace of 0) must not turn a first use into a replay.
+ */
+const withinGrace = (opts: GuardOptions, askedAt: number, firstSeen: number): boolean => askedAt - firstSeen <= opts.graceMs;
+
+/**
  * A shared store's first use of each triple, asked once per node: a triple's first use never changes
  * once recorded (its row or key lives until the timestamp leaves the window, long after the grace), so
  * the node keeps the question while it runs, then its answer, for the grace. A busy client's further
@@ -139,8 +146,9 @@ export function createDatabaseReplayGuard(opts: GuardOptions & { db: Kysely<Data
   const firstUse = askedOncePerTriple(opts, record);
   return {
     async admit(_customerId, digest, timestampMs) {
+      const askedAt = opts.clock.now();
       const firstSeen = await firstUse(prefixOf(digest), timestampMs + opts.windowMs);
-      return opts.clock.now() - firstSeen <= opts.graceMs;
+      return withinGrace(opts, askedAt, firstSeen);
     },
     async purgeExpired() {
       const now = opts.clock.now();
@@ -172,8 +180,9 @@ export function createRedisReplayGuard(opts: GuardOptions & { redis: Redis; pref
   });
   return {
     async admit(_customerId, digest, timestampMs) {
+      const askedAt = opts.clock.now();
       const firstSeen = await firstUse(prefixOf(digest), timestampMs + opts.windowMs);
-      return opts.clock.now() - firstSeen <= opts.graceMs;
+      return withinGrace(opts, askedAt, firstSeen);
     },
     purgeExpired: async () => 0,
   };

@@ -29,7 +29,8 @@ const postgresUrl = process.env.LATCHKEY_TEST_POSTGRES_URL || undefined;
 const hasNginx = spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).status === 0;
 
 const PASSWORD = 'violet-otter-harbour-42';
-const GRACE_MS = 500;
+// The default: a request stalled on this busy host must not outlast the grace it is tested within.
+const GRACE_MS = 2000;
 const PURGE_INTERVAL_S = 2;
 const LOAD_MS = 10_000;
 const KILL_AT_MS = 5_000;
@@ -281,10 +282,13 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
   test('mixed load through nginx: a SIGKILLed node loses no acknowledged write, the others go on serving; mails once; purge once per interval', async () => {
     const acked: string[] = [];
     const outcomes: { at: number; ok: boolean; status: number; what: string; body?: string }[] = [];
-    const loadStart = Date.now();
     let killedAt = Infinity;
     let stop = false;
     let seq = 0;
+    const outboxDrained = () => until('the outbox to be drained', 15_000, async () => {
+      const { rows: pending } = await db.query<{ n: string }>("select count(*) as n from mail_outbox where status <> 'sent'");
+      return Number(pending[0]!.n) === 0 ? true : undefined;
+    });
     const record = (what: string, ok: boolean, status: number, body?: string) =>
       outcomes.push({ at: Date.now(), ok, status, what, ...(ok ? {} : { body: body?.slice(0, 200) }) });
 
@@ -318,19 +322,30 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
       }
     };
     const inviter = async () => {
-      for (let i = 0; i < INVITEES && !stop; i++) {
+      for (let i = 0; i < INVITEES; i++) {
         const res = await admin(identityUrl, '/magiclink/generate', { username: `invitee${i}`, applicationUuid, redirectUri: 'https://app.example.test/back' });
         assert.equal(res.status, 200, await res.text());
         await sleep(200);
       }
+      await outboxDrained();
     };
+    // The node dies once the invitations are sent and marked so, however slow the host: a generate in
+    // flight on it would get nginx's 502 (a POST sent is not passed on), and a mail it had claimed, or
+    // sent but not yet marked, would go again only after its lease (at least once, as documented),
+    // which this test does not wait for.
+    const invitations = inviter();
     const killer = async () => {
-      await sleep(KILL_AT_MS);
+      await Promise.all([sleep(KILL_AT_MS), invitations]);
       nodes[2]!.child.kill('SIGKILL');
       killedAt = Date.now();
     };
-    const timer = sleep(LOAD_MS).then(() => { stop = true; });
-    await Promise.all([writer(), writer(), writer(), reader(), siteReader(), inviter(), killer(), timer]);
+    const killed = killer();
+    const timer = Promise.all([sleep(LOAD_MS), killed.then(() => sleep(LOAD_MS - KILL_AT_MS))]).then(() => { stop = true; });
+    try {
+      await Promise.all([writer(), writer(), writer(), reader(), siteReader(), invitations, killed, timer]);
+    } finally {
+      stop = true; // also when a worker failed: the others must not run on
+    }
 
     // Every acknowledged create is in the database.
     assert.ok(acked.length > 50, `only ${acked.length} writes acknowledged`);
@@ -350,10 +365,7 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
 
     // Each outbox mail is sent once: every invitee got exactly one message, none twice.
     await until('every invitation mail', 15_000, async () => (sink.messages.length >= INVITEES ? true : undefined));
-    await until('the outbox to be drained', 5000, async () => {
-      const { rows: pending } = await db.query<{ n: string }>("select count(*) as n from mail_outbox where status <> 'sent'");
-      return Number(pending[0]!.n) === 0 ? true : undefined;
-    });
+    await outboxDrained();
     const recipients = sink.messages.flatMap((m) => m.envelope.to).sort();
     assert.deepEqual(recipients, Array.from({ length: INVITEES }, (_, i) => `invitee${i}@example.test`).sort());
     assert.equal(new Set(sink.messages.map((m) => m.parsed.messageId)).size, INVITEES);
@@ -364,6 +376,5 @@ describe('three nodes on one PostgreSQL behind nginx', { skip: skip || false }, 
     const elapsed = Date.now() - startedAt;
     const most = Math.ceil(elapsed / (PURGE_INTERVAL_S * 1000)) + 1;
     assert.ok(Number(runs[0]!.runs) >= 1 && Number(runs[0]!.runs) <= most, `${runs[0]!.runs} purge runs in ${elapsed} ms (at most ${most})`);
-    void loadStart;
   });
 });

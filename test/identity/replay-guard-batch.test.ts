@@ -46,6 +46,16 @@ async function assertAskedOncePerTriple(a: SharedReplayGuard, b: SharedReplayGua
   assert.equal(await a.admit(1, elsewhere, clock.now()), false);
 }
 
+/**
+ * A store that answers after the grace has run out (a grace of 0, a round trip of a second) still
+ * admits a triple's first use, and still refuses its replay: the verdict is the moment of asking's.
+ */
+async function assertSlowAnswerAdmitsFirstUse(guard: SharedReplayGuard, clock: TestClock): Promise<void> {
+  const d = digest();
+  assert.equal(await guard.admit(1, d, clock.now()), true, 'a first use answered after the grace');
+  assert.equal(await guard.admit(1, d, clock.now()), false, 'its replay');
+}
+
 describe('replay guard, statements shared by a turn [postgres]', { skip: postgresUrl ? false : 'LATCHKEY_TEST_POSTGRES_URL is not set' }, () => {
   test('concurrent admits: new and doubled triples pass, a triple first seen past the grace is refused, a failure refuses every waiter', async () => {
     const store = await postgresStore();
@@ -112,6 +122,16 @@ describe('replay guard, statements shared by a turn [postgres]', { skip: postgre
     assert.equal(await guard.admit(1, d, clock.now()), true);
   });
 
+  test('a first use is admitted however long the database takes to answer, and its replay refused', async () => {
+    const store = await postgresStore();
+    const clock = createTestClock(Date.now());
+    const slow = store.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => { clock.advance(1000); return args.result; },
+    });
+    await assertSlowAnswerAdmitsFirstUse(createDatabaseReplayGuard({ db: slow, clock, graceMs: 0, windowMs: WINDOW_MS }), clock);
+  });
+
   test('a database error refuses every request of the turn (fails closed) and the next turn works again', async () => {
     const store = await postgresStore();
     const clock = createTestClock(Date.now());
@@ -140,5 +160,14 @@ describe('replay guard in Redis, asked once per triple', { skip: redisUrl ? fals
     const a = createRedisReplayGuard({ redis: counted, prefix, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     const b = createRedisReplayGuard({ redis, prefix, clock, graceMs: GRACE_MS, windowMs: WINDOW_MS });
     await assertAskedOncePerTriple(a, b, clock, () => commands);
+  });
+
+  test('a first use is admitted however long Redis takes to answer, and its replay refused', async (t) => {
+    const redis = new Redis(redisUrl!);
+    t.after(() => redis.disconnect());
+    const clock = createTestClock(Date.now());
+    const slow = { call: async (...args: Parameters<Redis['call']>) => { const reply = await redis.call(...args); clock.advance(1000); return reply; } } as unknown as Redis;
+    const prefix = `latchkey:test:${randomBytes(4).toString('hex')}:`;
+    await assertSlowAnswerAdmitsFirstUse(createRedisReplayGuard({ redis: slow, prefix, clock, graceMs: 0, windowMs: WINDOW_MS }), clock);
   });
 });
