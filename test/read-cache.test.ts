@@ -15,7 +15,7 @@ import { SYSTEM } from '../src/audit/context.ts';
 import { compose, type Composition } from '../src/compose/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { createTestClock } from '../src/lib/clock.ts';
-import type { ChangeFeed } from '../src/store/changes.ts';
+import { createChangeLog, type ChangeFeed } from '../src/store/changes.ts';
 import { createStore } from '../src/store/db.ts';
 import { createReadCache } from '../src/store/read-cache.ts';
 import { adminClient, testEnv } from './helpers/app.ts';
@@ -107,6 +107,46 @@ test('a clock set back does not keep an answer for as long as the step', async (
   clock.set(10_000 - 3_600_000);
   assert.equal(await cache.read('k', load), 'value 2');
   assert.equal(cache.read('k', load), 'value 2');
+});
+
+test('requests that find nothing kept share the read under way, unless a change came after it began', async () => {
+  const changes = createChangeLog();
+  const clock = createTestClock(1_000);
+  const cache = createReadCache<string>(changes, { tables: ['users'], maxEntries: 10, clock });
+  // Each load waits until the test answers it: loads[i](error?) settles the i-th read.
+  const loads: ((error?: Error) => void)[] = [];
+  const load = () => new Promise<string>((resolve, reject) => {
+    const n = loads.length + 1;
+    loads.push((error) => (error ? reject(error) : resolve(`value ${n}`)));
+  });
+
+  const waiting = [cache.read('k', load), cache.read('k', load), cache.read('k', load)];
+  assert.equal(loads.length, 1, 'three requests, one read');
+  loads[0]!();
+  assert.deepEqual(await Promise.all(waiting), ['value 1', 'value 1', 'value 1']);
+  assert.equal(cache.read('k', load), 'value 1');
+
+  // Past the age bound: one reload; a request after a change made meanwhile does not join it.
+  clock.advance(1001);
+  const before = cache.read('k', load);
+  changes.changed(['users']);
+  const after = cache.read('k', load);
+  assert.equal(loads.length, 3);
+  loads[1]!();
+  loads[2]!();
+  assert.deepEqual([await before, await after], ['value 2', 'value 3']);
+  // The later read is the one kept.
+  assert.equal(cache.read('k', load), 'value 3');
+
+  // A failed read fails those who joined it, and is not joined afterwards.
+  clock.advance(1001);
+  const failing = [cache.read('k', load), cache.read('k', load)];
+  loads[3]!(new Error('connection lost'));
+  for (const read of failing) await assert.rejects(read as Promise<string>, /connection lost/);
+  const again = cache.read('k', load);
+  assert.equal(loads.length, 5);
+  loads[4]!();
+  assert.equal(await again, 'value 5');
 });
 
 /** A new customer on `node` with one user of that username (first and last name as given). */

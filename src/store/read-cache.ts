@@ -4,8 +4,8 @@
  * of another node's change notification (see changes.ts). A second bound does not trust the feed:
  * an entry is read again once it is older than maxAgeMs (1 s), so a write made elsewhere (a user
  * disabled, a key revoked) is seen within that time even while a lost feed is not yet noticed.
- * Absent results are never kept, so unknown keys cannot fill it. Values are shared between
- * requests: callers must not modify them.
+ * Absent results are never kept, so unknown keys cannot fill it. Requests that miss one key at
+ * the same time share one read. Values are shared between requests: callers must not modify them.
  */
 import type { Clock } from '../lib/clock.ts';
 import type { ChangeFeed, WatchedTable } from './changes.ts';
@@ -44,6 +44,10 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
   // recently used: moving an entry on every hit cost more than the occasional reload of a hot one.)
   const entries = new Map<string, { value: V; mark: number; weight: number; readAt: number }>();
   let totalWeight = 0;
+  // Reads under way, by key: a request that finds none kept joins the one already running instead of
+  // reading the same rows again (each second's reload of a busy users/getall page was otherwise run by
+  // every request that came while it ran). Joined only while nothing changed since that read began.
+  const loading = new Map<string, { mark: number; value: Promise<V | undefined> }>();
 
   const drop = (key: string) => {
     const entry = entries.get(key);
@@ -52,10 +56,7 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     totalWeight -= entry.weight;
   };
 
-  async function loadAndKeep(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
-    if (!changes) return load();
-    // Taken before reading: a change committed during the read makes the entry stale at once.
-    const mark = changes.mark();
+  async function loadAndKeep(key: string, load: () => Promise<V | undefined>, mark: number): Promise<V | undefined> {
     const readAt = clock.now();
     const value = await load();
     if (value === undefined) return value;
@@ -65,6 +66,19 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     entries.set(key, { value, mark, weight, readAt });
     totalWeight += weight;
     while (entries.size > maxEntries || totalWeight > maxWeight) drop(entries.keys().next().value!);
+    return value;
+  }
+
+  function loadOnce(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    if (!changes) return load();
+    const running = loading.get(key);
+    if (running && changes.unchangedSince(running.mark, tables)) return running.value;
+    // Taken before reading: a change committed during the read makes the entry stale at once.
+    const mark = changes.mark();
+    const value = loadAndKeep(key, load, mark);
+    loading.set(key, { mark, value });
+    const done = () => { if (loading.get(key)?.value === value) loading.delete(key); };
+    value.then(done, done);
     return value;
   }
 
@@ -78,7 +92,7 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
         if (age >= 0 && age <= maxAgeMs && changes!.unchangedSince(entry.mark, tables)) return entry.value;
         drop(key);
       }
-      return loadAndKeep(key, load);
+      return loadOnce(key, load);
     },
   };
 }
