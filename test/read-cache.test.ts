@@ -109,7 +109,7 @@ test('a clock set back does not keep an answer for as long as the step', async (
   assert.equal(cache.read('k', load), 'value 2');
 });
 
-test('requests that find nothing kept share the read under way, unless a change came after it began', async () => {
+test('requests that find nothing kept share the read under way, unless a change came after it began or it began too long ago', async () => {
   const changes = createChangeLog();
   const clock = createTestClock(1_000);
   const cache = createReadCache<string>(changes, { tables: ['users'], maxEntries: 10, clock });
@@ -138,15 +138,25 @@ test('requests that find nothing kept share the read under way, unless a change 
   // The later read is the one kept.
   assert.equal(cache.read('k', load), 'value 3');
 
+  // A read that has run for longer than the age bound is not joined, whatever the feed says.
+  clock.advance(1001);
+  const slow = cache.read('k', load);
+  clock.advance(1001);
+  const later = cache.read('k', load);
+  assert.equal(loads.length, 5);
+  loads[3]!();
+  loads[4]!();
+  assert.deepEqual([await slow, await later], ['value 4', 'value 5']);
+
   // A failed read fails those who joined it, and is not joined afterwards.
   clock.advance(1001);
   const failing = [cache.read('k', load), cache.read('k', load)];
-  loads[3]!(new Error('connection lost'));
+  loads[5]!(new Error('connection lost'));
   for (const read of failing) await assert.rejects(read as Promise<string>, /connection lost/);
   const again = cache.read('k', load);
-  assert.equal(loads.length, 5);
-  loads[4]!();
-  assert.equal(await again, 'value 5');
+  assert.equal(loads.length, 7);
+  loads[6]!();
+  assert.equal(await again, 'value 7');
 });
 
 /** A new customer on `node` with one user of that username (first and last name as given). */

@@ -46,8 +46,17 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
   let totalWeight = 0;
   // Reads under way, by key: a request that finds none kept joins the one already running instead of
   // reading the same rows again (each second's reload of a busy users/getall page was otherwise run by
-  // every request that came while it ran). Joined only while nothing changed since that read began.
-  const loading = new Map<string, { mark: number; value: Promise<V | undefined> }>();
+  // every request that came while it ran). Joined on the terms of a kept entry: nothing changed since
+  // that read began, and it began no more than maxAgeMs ago.
+  const loading = new Map<string, { mark: number; readAt: number; value: Promise<V | undefined> }>();
+
+  /** A read that began at `readAt` with `mark` may still be served. */
+  const current = (mark: number, readAt: number) => {
+    // A negative age is a clock set back (the system clock is wall time): the age is unknown, so the
+    // answer is read again rather than kept for as long as the step.
+    const age = clock.now() - readAt;
+    return age >= 0 && age <= maxAgeMs && changes!.unchangedSince(mark, tables);
+  };
 
   const drop = (key: string) => {
     const entry = entries.get(key);
@@ -56,8 +65,7 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     totalWeight -= entry.weight;
   };
 
-  async function loadAndKeep(key: string, load: () => Promise<V | undefined>, mark: number): Promise<V | undefined> {
-    const readAt = clock.now();
+  async function loadAndKeep(key: string, load: () => Promise<V | undefined>, mark: number, readAt: number): Promise<V | undefined> {
     const value = await load();
     if (value === undefined) return value;
     const weight = weigh ? weigh(value) : 0;
@@ -72,11 +80,12 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
   function loadOnce(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     if (!changes) return load();
     const running = loading.get(key);
-    if (running && changes.unchangedSince(running.mark, tables)) return running.value;
+    if (running && current(running.mark, running.readAt)) return running.value;
     // Taken before reading: a change committed during the read makes the entry stale at once.
     const mark = changes.mark();
-    const value = loadAndKeep(key, load, mark);
-    loading.set(key, { mark, value });
+    const readAt = clock.now();
+    const value = loadAndKeep(key, load, mark, readAt);
+    loading.set(key, { mark, readAt, value });
     const done = () => { if (loading.get(key)?.value === value) loading.delete(key); };
     value.then(done, done);
     return value;
@@ -86,10 +95,7 @@ export function createReadCache<V>(changes: ChangeFeed | undefined, options: Rea
     read(key, load) {
       const entry = entries.get(key);
       if (entry) {
-        // A negative age is a clock set back (the system clock is wall time): the entry's age is
-        // unknown, so it is read again rather than kept for as long as the step.
-        const age = clock.now() - entry.readAt;
-        if (age >= 0 && age <= maxAgeMs && changes!.unchangedSince(entry.mark, tables)) return entry.value;
+        if (current(entry.mark, entry.readAt)) return entry.value;
         drop(key);
       }
       return loadOnce(key, load);
